@@ -1,0 +1,15 @@
+"""dezero_kr: a readable define-by-run autodiff library on NumPy (DeZero-compatible).
+
+``import dezero_kr`` gives the same names as ``import dezero``.  Heavy optional
+packages (matplotlib, Pillow, graphviz, CuPy) are never imported here.
+"""
+__version__ = '0.1.0'
+
+is_simple_core = False  # DeZero's switch; steps 28/29 read it.  There is one core.
+
+from dezero_kr.core import (  # noqa: E402,F401
+    Config, Function, Parameter, Variable, as_array, as_variable, no_grad, setup_variable,
+    test_mode, using_config)
+from dezero_kr import core, core_simple, cuda, functions, utils  # noqa: E402,F401
+
+setup_variable()

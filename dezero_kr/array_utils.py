@@ -1,0 +1,88 @@
+"""Helpers on raw arrays (NumPy or CuPy), shared by the core and the functions.
+
+Nothing here knows about Variables, so every module may import it.
+``dezero_kr.utils`` re-exports these names under DeZero's spelling.
+"""
+import numpy as np
+
+from dezero_kr import cuda
+
+
+def normalize_axis(axis, ndim):
+    """Return ``axis`` (None, int or tuple) as a sorted tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    if not isinstance(axis, (tuple, list)):
+        axis = (axis,)
+    return tuple(sorted(a % ndim if ndim else a for a in axis))
+
+
+def sum_to(x, shape):
+    """Sum the array ``x`` down to ``shape`` (the inverse of broadcasting).
+
+    Leading axes that broadcasting added are summed away, and axes of length 1
+    in ``shape`` are summed with keepdims.  ``x.shape`` must broadcast from
+    ``shape``; anything else raises ValueError naming both shapes.
+    """
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    ndim = len(shape)
+    lead = x.ndim - ndim
+    if lead < 0 or any(s != 1 and s != xs for s, xs in zip(shape, x.shape[lead:])):
+        raise ValueError(f'sum_to: cannot sum shape {x.shape} to shape {shape}')
+    lead_axis = tuple(range(lead))
+    axis = tuple(i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
+    y = x.sum(lead_axis + axis, keepdims=True)
+    if lead > 0:
+        y = y.reshape(y.shape[lead:])
+    return y
+
+
+def reshape_sum_backward(gy, x_shape, axis, keepdims):
+    """Reshape the gradient of ``sum(x, axis, keepdims)`` so it broadcasts to ``x_shape``.
+
+    Works on Variables too (it only calls ``.reshape``): the sum's backward
+    reinserts the reduced axes as length-1 axes.
+    """
+    ndim = len(x_shape)
+    if ndim == 0 or axis is None or keepdims:
+        return gy  # already broadcastable: a 0-d value or kept axes
+    shape = list(gy.shape)
+    for a in normalize_axis(axis, ndim):
+        shape.insert(a, 1)
+    return gy.reshape(shape)
+
+
+def max_backward_shape(x, axis):
+    """Shape of ``max(x, axis)`` with the reduced axes kept as length 1."""
+    axes = normalize_axis(axis, x.ndim)
+    return [1 if i in axes else s for i, s in enumerate(x.shape)]
+
+
+def logsumexp(x, axis=1):
+    """``log(sum(exp(x), axis, keepdims=True))`` without overflow (max shift)."""
+    xp = cuda.get_array_module(x)
+    m = x.max(axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0)  # an all -inf row stays -inf, not nan
+    s = xp.exp(x - m).sum(axis=axis, keepdims=True)
+    return xp.log(s) + m
+
+
+def pair(x):
+    """``3 -> (3, 3)``; a 2-tuple passes through; anything else is a ValueError."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return (int(x), int(x))
+    if isinstance(x, tuple) and len(x) == 2:
+        return x
+    raise ValueError(f'pair: expected an int or a 2-tuple, got {x!r}')
+
+
+def get_conv_outsize(input_size, kernel_size, stride, pad):
+    """Output length of a convolution: ``(H + 2P - K) // S + 1``."""
+    return (input_size + pad * 2 - kernel_size) // stride + 1
+
+
+def get_deconv_outsize(size, k, s, p):
+    """Output length of a transposed convolution: ``S * (H - 1) + K - 2P``."""
+    return s * (size - 1) + k - 2 * p

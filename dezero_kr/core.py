@@ -1,0 +1,1201 @@
+"""The define-by-run core: Config, Variable, Parameter, Function and backprop.
+
+Read top to bottom:
+
+1. ``Config`` and the context managers that switch it (``no_grad``, ...).
+2. ``Variable``: an ndarray in a box, plus the link to the ``Function`` that
+   created it (``creator``) and its ``grad`` after backprop.
+3. ``Function``: ``__call__`` runs ``forward`` on raw arrays and, when
+   backprop is enabled, records ``inputs`` (strong refs) and ``outputs``
+   (weak refs, so the graph holds no reference cycle and frees itself by
+   reference counting).
+4. ``backprop``: the reverse pass, one iterative loop over a heap of functions
+   ordered by ``generation`` (no recursion, so a million-node chain works).
+5. The operations that ``Variable``'s operators and methods call (arithmetic,
+   matmul, reshape, transpose, indexing, sum, broadcasting, max/min).  They
+   live here so that ``core`` never imports ``functions`` (no import cycle);
+   ``dezero_kr.functions`` re-exports them with everything else.
+
+Every ``backward`` is written with differentiable operations on Variables, so
+``backward(create_graph=True)`` records the gradient computation itself and
+higher-order derivatives come for free.  Every ``jvp`` (forward mode, see
+``dezero_kr.autograd``) receives one tangent per input (``None`` = zero) and
+returns one tangent per output, written with the same operations.
+"""
+import builtins
+import contextlib
+import heapq
+import itertools
+import weakref
+
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.array_utils import max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
+
+_builtin_max = builtins.max  # this module defines its own max/min/sum/pow ops
+
+if cuda.cupy is not None:
+    array_types = (np.ndarray, cuda.cupy.ndarray)
+else:
+    array_types = (np.ndarray,)
+
+
+# =============================================================================
+# Config
+# =============================================================================
+class Config:
+    """Process-wide switches, changed only through the context managers below.
+
+    ``enable_backprop``: record the graph (False inside ``no_grad``).
+    ``train``: training behaviour of dropout / batch norm (False inside ``test_mode``).
+    """
+    enable_backprop = True
+    train = True
+
+
+@contextlib.contextmanager
+def using_config(name, value):
+    """Set ``Config.<name>`` to ``value`` inside the block; restore it after, even on error."""
+    old_value = getattr(Config, name)  # unknown names raise AttributeError, as in DeZero
+    setattr(Config, name, value)
+    try:
+        yield
+    finally:
+        setattr(Config, name, old_value)
+
+
+def no_grad():
+    """Context manager: build no graph (nothing is recorded for backprop)."""
+    return using_config('enable_backprop', False)
+
+
+def test_mode():
+    """Context manager: inference behaviour for dropout and batch norm."""
+    return using_config('train', False)
+
+
+# Objects notified of every Function call and every backward step (forward-mode
+# AD, anomaly detection).  Empty in normal use, so the hot path pays one test.
+# Only the context managers in dezero_kr.autograd add and remove entries.
+_call_observers = []
+
+
+@contextlib.contextmanager
+def observing(observer):
+    """Register ``observer`` (``on_forward(f, inputs, outputs)``,
+    ``on_backward(f, gys, gxs)``) for the duration of the block."""
+    _call_observers.append(observer)
+    try:
+        yield observer
+    finally:
+        _call_observers.remove(observer)
+
+
+# =============================================================================
+# Variable / Parameter
+# =============================================================================
+def as_array(x, array_module=np):
+    """Turn a NumPy scalar (what 0-d operations return) into a 0-d array."""
+    if np.isscalar(x):
+        return array_module.array(x)
+    return x
+
+
+def as_variable(obj):
+    """Return ``obj`` if it is a Variable, else ``Variable(obj)`` (ndarray only)."""
+    if isinstance(obj, Variable):
+        return obj
+    return Variable(obj)
+
+
+def _type_error(data):
+    kind = type(data)
+    hint = ''
+    if isinstance(data, (bool, int, float, complex, np.generic)):
+        hint = f'; wrap it first: Variable(np.array({data!r}))'
+    elif isinstance(data, (list, tuple)):
+        hint = '; convert it first: Variable(np.array(...))'
+    return TypeError(f'Variable data must be a numpy.ndarray (or cupy.ndarray) or None, '
+                     f'got {kind.__module__}.{kind.__qualname__}{hint}')
+
+
+class Variable:
+    """A box around an ndarray that remembers how it was computed.
+
+    ``data``: the array (``numpy.ndarray``; ``cupy.ndarray`` on GPU; None for
+    a not-yet-initialised parameter).  ``grad``: a Variable of the same shape
+    after ``backward()``, else None.  ``creator``: the Function that made it
+    (None for a leaf).  ``generation``: ``creator.generation + 1``, the
+    topological depth that orders the reverse pass.
+    """
+    __slots__ = ('data', 'name', 'grad', 'creator', 'generation', '_hooks', '__weakref__')
+    __array_priority__ = 200  # ndarray (op) Variable dispatches to Variable's reflected operator
+    __array_ufunc__ = None    # NumPy ufuncs refuse Variables instead of making object arrays
+
+    def __init__(self, data, name=None):
+        if data is not None and not isinstance(data, array_types):
+            raise _type_error(data)
+        self.data = data
+        self.name = name
+        self.grad = None
+        self.creator = None
+        self.generation = 0
+        self._hooks = None
+
+    # --- array-like properties ---------------------------------------------
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def size(self):
+        return self.data.size
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def T(self):
+        return transpose(self)
+
+    def __len__(self):
+        return len(self.data)
+
+    def __repr__(self):
+        if self.data is None:
+            return 'variable(None)'
+        body = str(self.data).replace('\n', '\n' + ' ' * 9)
+        return f'variable({body})'
+
+    # --- graph bookkeeping -------------------------------------------------
+    def set_creator(self, func):
+        self.creator = func
+        self.generation = func.generation + 1
+
+    def unchain(self):
+        """Cut the link to the creator: this Variable becomes a leaf."""
+        self.creator = None
+
+    def cleargrad(self):
+        self.grad = None
+
+    def unchain_backward(self):
+        """Cut every creator link upstream of this Variable (truncated BPTT).
+
+        Iterative: each Variable is unchained once, so shared subgraphs are
+        visited once and a chain of any length works.
+        """
+        if self.creator is None:
+            return
+        funcs = [self.creator]
+        while funcs:
+            f = funcs.pop()
+            for x in f.inputs:
+                if x.creator is not None:
+                    funcs.append(x.creator)
+                    x.unchain()
+
+    def detach(self):
+        """A new leaf Variable sharing this one's data (no graph, no grad)."""
+        return Variable(self.data, name=self.name)
+
+    # --- gradient hooks (PyTorch-style) --------------------------------------
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this Variable's gradient of a backward pass is complete.
+
+        The hook may return a Variable/ndarray to replace the gradient (which
+        then flows on), or None to keep it.  Returns a handle with ``.remove()``.
+        """
+        if self._hooks is None:
+            self._hooks = _VariableHooks()
+        return self._hooks.add(hook)
+
+    def retain_grad(self):
+        """Keep this non-leaf Variable's gradient in ``.grad`` after backward."""
+        if self._hooks is None:
+            self._hooks = _VariableHooks()
+        self._hooks.retain = True
+
+    @property
+    def retains_grad(self):
+        return self._hooks is not None and self._hooks.retain
+
+    # --- backprop ------------------------------------------------------------
+    def backward(self, retain_grad=False, create_graph=False):
+        """Accumulate d(self)/d(leaf) into every reachable leaf's ``.grad``.
+
+        The seed is ``self.grad`` if set (same shape as ``self.data``), else
+        ones.  Leaf gradients accumulate across calls until ``cleargrad()``;
+        other gradients are dropped unless ``retain_grad`` (this call) or
+        ``retain_grad()`` (per Variable).  With ``create_graph=True`` the
+        backward computation is recorded too (higher-order derivatives).
+        """
+        if self.data is None:
+            raise ValueError(f'backward: {self!r} has no data')
+        seed = self.grad
+        if seed is None:
+            xp = cuda.get_array_module(self.data)
+            seed = Variable(xp.ones_like(self.data))
+        else:
+            seed = _check_grad(seed, self, 'backward: the seed gradient (y.grad)')
+        if self.creator is None:  # a leaf: dy/dy is the seed itself
+            self.grad = seed
+            return
+        if not (retain_grad or self.retains_grad):
+            self.grad = None
+        backprop({self: seed}, retain_grad=retain_grad, create_graph=create_graph)
+
+    # --- methods that build graph operations --------------------------------
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return reshape(self, shape)
+
+    def transpose(self, *axes):
+        if len(axes) == 0:
+            axes = None
+        elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
+            axes = axes[0]
+        return transpose(self, axes)
+
+    def sum(self, axis=None, keepdims=False):
+        return sum(self, axis, keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return max(self, axis, keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        return min(self, axis, keepdims)
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    dot = matmul
+    matmaul = matmul  # the Korean edition's spelling, kept so its code runs
+
+    def to_cpu(self):
+        if self.data is not None:
+            self.data = cuda.as_numpy(self.data)
+
+    def to_gpu(self):
+        if self.data is not None:
+            self.data = cuda.as_cupy(self.data)
+
+    # --- operators -------------------------------------------------------------
+    def __add__(self, other):
+        return add(self, other)
+
+    def __radd__(self, other):
+        return add(self, other)
+
+    def __mul__(self, other):
+        return mul(self, other)
+
+    def __rmul__(self, other):
+        return mul(self, other)
+
+    def __neg__(self):
+        return neg(self)
+
+    def __sub__(self, other):
+        return sub(self, other)
+
+    def __rsub__(self, other):
+        return rsub(self, other)
+
+    def __truediv__(self, other):
+        return div(self, other)
+
+    def __rtruediv__(self, other):
+        return rdiv(self, other)
+
+    def __pow__(self, other):
+        return pow(self, other)
+
+    def __rpow__(self, other):
+        return rpow(self, other)
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __getitem__(self, slices):
+        return get_item(self, slices)
+
+
+class Parameter(Variable):
+    """A Variable that a ``Layer`` registers as trainable."""
+    __slots__ = ()
+
+
+class _VariableHooks:
+    """Per-Variable hooks and the retain-grad flag (rare, so kept off Variable)."""
+    __slots__ = ('fns', 'retain', '_next_key')
+
+    def __init__(self):
+        self.fns = {}
+        self.retain = False
+        self._next_key = 0
+
+    def add(self, fn):
+        key = self._next_key
+        self._next_key += 1
+        self.fns[key] = fn
+        return _HookHandle(self.fns, key)
+
+    def apply(self, var, grad):
+        """Run the hooks on ``grad``; store it in ``var.grad`` if retained."""
+        for fn in list(self.fns.values()):
+            new = fn(grad)
+            if new is not None:
+                grad = _check_grad(new, var, f'a hook on {var!r}')
+        if self.retain:
+            var.grad = grad if var.grad is None else var.grad + grad
+        return grad
+
+
+class _HookHandle:
+    __slots__ = ('_fns', '_key')
+
+    def __init__(self, fns, key):
+        self._fns, self._key = fns, key
+
+    def remove(self):
+        self._fns.pop(self._key, None)
+
+
+def _check_grad(g, var, what):
+    """Return ``g`` as a Variable shaped like ``var``, or raise a clear error."""
+    if not isinstance(g, Variable):
+        g = Variable(as_array(g)) if not isinstance(g, array_types) else Variable(g)
+    if g.data.shape != var.data.shape:
+        raise ValueError(f'{what} has shape {g.data.shape}, but the variable has shape '
+                         f'{var.data.shape}; a gradient must have the shape of its variable')
+    return g
+
+
+def setup_variable():
+    """Kept for DeZero compatibility: the operators are defined on Variable itself."""
+
+
+# =============================================================================
+# Function
+# =============================================================================
+class Function:
+    """One operation of the graph.  Subclasses write ``forward`` (raw arrays
+    in, array or tuple of arrays out), ``backward`` (one gradient Variable per
+    output in, one per input out, ``None`` for "no gradient") and ``jvp``.
+
+    After a call with backprop enabled: ``inputs`` (tuple of Variables),
+    ``outputs`` (tuple of weak references), ``generation`` (max input
+    generation).  Hyper-parameters go to ``__init__`` (``Sum(axis, keepdims)``).
+    """
+    __slots__ = ('inputs', 'outputs', 'generation', 'output_specs', 'created_at')
+
+    def __call__(self, *inputs):
+        try:
+            inputs = tuple([x if isinstance(x, Variable) else Variable(x) for x in inputs])
+        except TypeError as e:
+            raise TypeError(f'{type(self).__name__}: {e}') from None
+        try:
+            ys = self.forward(*[x.data for x in inputs])
+        except (ValueError, TypeError, IndexError) as e:
+            raise _forward_error(self, inputs, e) from e
+        if ys.__class__ is not tuple:
+            ys = (ys,)
+        outputs = [Variable(y if y.__class__ is np.ndarray else as_array(y)) for y in ys]
+
+        if Config.enable_backprop:
+            if len(inputs) == 1:
+                generation = inputs[0].generation
+            else:
+                generation = _builtin_max([x.generation for x in inputs])
+            self.generation = generation
+            generation += 1
+            for y in outputs:
+                y.creator = self
+                y.generation = generation
+            self.inputs = inputs
+            self.outputs = tuple([weakref.ref(y) for y in outputs])
+            if len(outputs) > 1:  # a dead output still needs its zero gradient
+                self.output_specs = tuple([(y.data.shape, y.data.dtype) for y in outputs])
+        if _call_observers:
+            for observer in list(_call_observers):
+                observer.on_forward(self, inputs, outputs)
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    def forward(self, *xs):
+        raise NotImplementedError(f'{type(self).__name__}.forward is not implemented')
+
+    def backward(self, *gys):
+        raise NotImplementedError(f'{type(self).__name__}.backward is not implemented')
+
+    def jvp(self, *tangents):
+        raise NotImplementedError(f'{type(self).__name__}.jvp (forward mode) is not implemented')
+
+
+def _forward_error(f, inputs, e):
+    shapes = ', '.join(str(x.data.shape) for x in inputs)
+    msg = f'{type(f).__name__}.forward failed for input shapes [{shapes}]: {e}'
+    try:
+        return type(e)(msg)
+    except Exception:  # an exception type whose constructor wants other arguments
+        return ValueError(msg)
+
+
+# =============================================================================
+# Backprop: the reverse pass
+# =============================================================================
+def backprop(grads, retain_grad=False, create_graph=False, capture=None):
+    """Run reverse mode from the seeds in ``grads`` (dict Variable -> gradient).
+
+    Functions are popped from a heap keyed by ``(-generation, insertion
+    counter)``: a function runs only after every function that consumes its
+    outputs has run, so each output's gradient is complete when it is read.
+    Gradients live in the ``grads`` dict while the pass runs; an entry is
+    dropped when its creator runs (intermediate grads are not kept unless
+    retained), and what is left at the end belongs to leaves.
+
+    ``capture=None`` (``Variable.backward``): leaf gradients are accumulated
+    into ``.grad``.  ``capture`` a dict: gradients of the Variables it names
+    are stored in it, and no ``.grad`` is touched (``autograd.grad``).
+    """
+    heap = []
+    seen = set()
+    tie = itertools.count()
+    for v in grads:
+        f = v.creator
+        if f is not None and f not in seen:
+            seen.add(f)
+            heapq.heappush(heap, (-f.generation, next(tie), f))
+
+    with using_config('enable_backprop', create_graph):
+        while heap:
+            f = heapq.heappop(heap)[2]
+            gys = _output_grads(f, grads, retain_grad, capture)
+            gxs = f.backward(*gys)
+            if gxs.__class__ is not tuple:
+                gxs = (gxs,)
+            inputs = f.inputs
+            if len(gxs) != len(inputs):
+                raise ValueError(f'{type(f).__name__}.backward returned {len(gxs)} gradients '
+                                 f'for {len(inputs)} inputs')
+            if _call_observers:
+                for observer in list(_call_observers):
+                    observer.on_backward(f, gys, gxs)
+            for x, gx in zip(inputs, gxs):
+                if gx is None:
+                    continue
+                if gx.__class__ is not Variable or gx.data.shape != x.data.shape:
+                    gx = _check_grad(gx, x, f'{type(f).__name__}.backward: the gradient for its '
+                                            f'input #{inputs.index(x)}')
+                g = grads.get(x)
+                grads[x] = gx if g is None else g + gx
+                c = x.creator
+                if c is not None and c not in seen:
+                    seen.add(c)
+                    heapq.heappush(heap, (-c.generation, next(tie), c))
+
+        # What is left are leaves (their creators, if any, were never reached).
+        stored = set()
+        for x, g in grads.items():
+            if x._hooks is not None:
+                g = x._hooks.apply(x, g)
+            if capture is not None:
+                if x in capture:
+                    capture[x] = g
+                continue
+            if id(g) in stored:  # two leaves got one object (y = a + b): own a copy each
+                g = Variable(g.data.copy())
+            stored.add(id(g))
+            x.grad = g if x.grad is None else x.grad + g
+
+
+def _output_grads(f, grads, retain_grad, capture):
+    """Pop the complete gradients of ``f``'s outputs from ``grads``."""
+    outputs = f.outputs
+    if len(outputs) == 1:
+        y = outputs[0]()
+        gy = grads.pop(y)
+        if y._hooks is not None:
+            gy = y._hooks.apply(y, gy)
+        if retain_grad:
+            y.grad = gy if y.grad is None else y.grad + gy
+        if capture is not None and y in capture:
+            capture[y] = gy
+        return (gy,)
+    gys = []
+    for ref, (shape, dtype) in zip(outputs, f.output_specs):
+        y = ref()
+        gy = grads.pop(y, None) if y is not None else None
+        if gy is None:  # an output nobody used: its gradient is zero
+            xp = cuda.get_array_module(f.inputs[0].data) if f.inputs else np
+            gy = Variable(xp.zeros(shape, dtype))
+        else:
+            if y._hooks is not None:
+                gy = y._hooks.apply(y, gy)
+            if retain_grad:
+                y.grad = gy if y.grad is None else y.grad + gy
+            if capture is not None and y in capture:
+                capture[y] = gy
+        gys.append(gy)
+    return gys
+
+
+# =============================================================================
+# Operations used by Variable's operators and methods
+# =============================================================================
+def _scalar_or_array(c):
+    """A constant operand: Python scalars stay scalars, so NumPy's weak-scalar
+    rule keeps the Variable's dtype (float32 * 2.5 is float32)."""
+    if isinstance(c, np.generic):
+        return c.item()
+    if isinstance(c, (bool, int, float, complex)) or isinstance(c, array_types):
+        return c
+    raise TypeError(f'unsupported operand type {type(c).__name__}: expected a Variable, '
+                    f'numpy.ndarray or Python scalar')
+
+
+def _unbroadcast(g, x):
+    """Sum gradient ``g`` down to the shape of input Variable ``x``."""
+    if g.data.shape != x.data.shape:
+        return sum_to(g, x.data.shape)
+    return g
+
+
+def _bcast_tangent(t, y):
+    """A tangent broadcast to the output ``y``'s shape (None stays None)."""
+    if t is not None and t.data.shape != y.data.shape:
+        return broadcast_to(t, y.data.shape)
+    return t
+
+
+def add_tangents(a, b):
+    """Sum of two tangents for jvp rules, where None means zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+class Add(Function):
+    """y = x0 + x1 (broadcasting).  dL/dx0 = sum_to(gy), dL/dx1 = sum_to(gy)."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return x0 + x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        return _unbroadcast(gy, x0), _unbroadcast(gy, x1)
+
+    def jvp(self, dx0, dx1):
+        y = self.outputs[0]()
+        return _bcast_tangent(add_tangents(dx0, dx1), y)
+
+
+class AddConstant(Function):
+    """y = x + c for a constant c (scalar or array); dL/dx = sum_to(gy)."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x + self.c
+
+    def backward(self, gy):
+        return _unbroadcast(gy, self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx, self.outputs[0]())
+
+
+class Sub(Function):
+    """y = x0 - x1.  dL/dx0 = sum_to(gy), dL/dx1 = -sum_to(gy)."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return x0 - x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        return _unbroadcast(gy, x0), _unbroadcast(-gy, x1)
+
+    def jvp(self, dx0, dx1):
+        return _bcast_tangent(add_tangents(dx0, None if dx1 is None else -dx1),
+                              self.outputs[0]())
+
+
+class SubConstant(Function):
+    """y = x - c for a constant c; dL/dx = sum_to(gy)."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x - self.c
+
+    def backward(self, gy):
+        return _unbroadcast(gy, self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx, self.outputs[0]())
+
+
+class RSubConstant(Function):
+    """y = c - x for a constant c; dL/dx = -sum_to(gy)."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return self.c - x
+
+    def backward(self, gy):
+        return _unbroadcast(-gy, self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(-dx, self.outputs[0]())
+
+
+class Mul(Function):
+    """y = x0 * x1.  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0)."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return x0 * x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        return _unbroadcast(gy * x1, x0), _unbroadcast(gy * x0, x1)
+
+    def jvp(self, dx0, dx1):
+        x0, x1 = self.inputs
+        t0 = None if dx0 is None else dx0 * x1
+        t1 = None if dx1 is None else x0 * dx1
+        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
+
+
+class MulConstant(Function):
+    """y = x * c for a constant c; dL/dx = sum_to(gy * c)."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x * self.c
+
+    def backward(self, gy):
+        return _unbroadcast(gy * self.c, self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx * self.c, self.outputs[0]())
+
+
+class Neg(Function):
+    """y = -x; dL/dx = -gy."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return -x
+
+    def backward(self, gy):
+        return -gy
+
+    def jvp(self, dx):
+        return -dx
+
+
+class Div(Function):
+    """y = x0 / x1.  dL/dx0 = gy / x1, dL/dx1 = -gy * x0 / x1**2 (each sum_to'd)."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return x0 / x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        gx0 = gy / x1
+        gx1 = gx0 * (-x0 / x1)
+        return _unbroadcast(gx0, x0), _unbroadcast(gx1, x1)
+
+    def jvp(self, dx0, dx1):
+        x0, x1 = self.inputs
+        t0 = None if dx0 is None else dx0 / x1
+        t1 = None if dx1 is None else -dx1 * x0 / (x1 * x1)
+        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
+
+
+class DivConstant(Function):
+    """y = x / c for a constant c; dL/dx = sum_to(gy / c)."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x / self.c
+
+    def backward(self, gy):
+        return _unbroadcast(gy / self.c, self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx / self.c, self.outputs[0]())
+
+
+class RDivConstant(Function):
+    """y = c / x for a constant c; dL/dx = sum_to(-gy * y / x)."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return self.c / x
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        y = self.outputs[0]()
+        return _unbroadcast(-gy * y / x, x)
+
+    def jvp(self, dx):
+        x = self.inputs[0]
+        y = self.outputs[0]()
+        return _bcast_tangent(-dx * y / x, y)
+
+
+class Pow(Function):
+    """y = x ** c for a constant exponent c; dL/dx = sum_to(gy * c * x ** (c - 1))."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x ** self.c
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        c = self.c
+        return _unbroadcast(gy * (c * x ** (c - 1)), x)
+
+    def jvp(self, dx):
+        x = self.inputs[0]
+        c = self.c
+        return _bcast_tangent(dx * (c * x ** (c - 1)), self.outputs[0]())
+
+
+class RPow(Function):
+    """y = c ** x for a constant base c; dL/dx = sum_to(gy * y * log(c))."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return self.c ** x
+
+    def backward(self, gy):
+        y = self.outputs[0]()
+        xp = cuda.get_array_module(y.data)
+        log_c = xp.log(xp.asarray(self.c, dtype=y.data.dtype))
+        return _unbroadcast(gy * y * log_c, self.inputs[0])
+
+    def jvp(self, dx):
+        y = self.outputs[0]()
+        xp = cuda.get_array_module(y.data)
+        log_c = xp.log(xp.asarray(self.c, dtype=y.data.dtype))
+        return _bcast_tangent(dx * log_c, y) * y
+
+
+class PowVariable(Function):
+    """y = x ** e with both a Variable.  dL/dx = gy * e * x**(e-1), dL/de = gy * y * log(x)."""
+    __slots__ = ()
+
+    def forward(self, x, e):
+        return x ** e
+
+    def backward(self, gy):
+        x, e = self.inputs
+        y = self.outputs[0]()
+        gx = gy * e * x ** (e - 1)
+        ge = gy * y * _log(x)
+        return _unbroadcast(gx, x), _unbroadcast(ge, e)
+
+    def jvp(self, dx, de):
+        x, e = self.inputs
+        y = self.outputs[0]()
+        t0 = None if dx is None else dx * e * x ** (e - 1)
+        t1 = None if de is None else de * y * _log(x)
+        return _bcast_tangent(add_tangents(t0, t1), y)
+
+
+class _Log(Function):
+    # Only PowVariable needs log inside core; dezero_kr.functions has the public Log.
+    __slots__ = ()
+
+    def forward(self, x):
+        return cuda.get_array_module(x).log(x)
+
+    def backward(self, gy):
+        return gy / self.inputs[0]
+
+    def jvp(self, dx):
+        return dx / self.inputs[0]
+
+
+def _log(x):
+    return _Log()(x)
+
+
+def add(x0, x1):
+    if isinstance(x1, Variable):
+        return Add()(x0, x1)
+    return AddConstant(_scalar_or_array(x1))(x0)
+
+
+def sub(x0, x1):
+    if isinstance(x1, Variable):
+        return Sub()(x0, x1)
+    return SubConstant(_scalar_or_array(x1))(x0)
+
+
+def rsub(x0, x1):
+    """x1 - x0 (the reflected operator ``c - x``)."""
+    if isinstance(x1, Variable):
+        return Sub()(x1, x0)
+    return RSubConstant(_scalar_or_array(x1))(x0)
+
+
+def mul(x0, x1):
+    if isinstance(x1, Variable):
+        return Mul()(x0, x1)
+    return MulConstant(_scalar_or_array(x1))(x0)
+
+
+def neg(x):
+    return Neg()(x)
+
+
+def div(x0, x1):
+    if isinstance(x1, Variable):
+        return Div()(x0, x1)
+    return DivConstant(_scalar_or_array(x1))(x0)
+
+
+def rdiv(x0, x1):
+    """x1 / x0 (the reflected operator ``c / x``)."""
+    if isinstance(x1, Variable):
+        return Div()(x1, x0)
+    return RDivConstant(_scalar_or_array(x1))(x0)
+
+
+def pow(x, c):
+    """x ** c; ``c`` a constant (DeZero) or a Variable (differentiable exponent)."""
+    if isinstance(c, Variable):
+        return PowVariable()(x, c)
+    return Pow(_scalar_or_array(c))(x)
+
+
+def rpow(x, c):
+    """c ** x (the reflected operator ``2 ** x``)."""
+    if isinstance(c, Variable):
+        return PowVariable()(c, x)
+    return RPow(_scalar_or_array(c))(x)
+
+
+# --- shape operations ----------------------------------------------------------
+class Reshape(Function):
+    """y = x.reshape(shape); dL/dx = gy.reshape(x.shape)."""
+    __slots__ = ('shape',)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return x.reshape(self.shape)
+
+    def backward(self, gy):
+        return reshape(gy, self.inputs[0].data.shape)
+
+    def jvp(self, dx):
+        return reshape(dx, self.shape)
+
+
+def reshape(x, shape):
+    if x.shape == tuple(shape):
+        return as_variable(x)
+    return Reshape(shape)(x)
+
+
+class Transpose(Function):
+    """y = x.transpose(axes); dL/dx = gy.transpose(argsort(axes))."""
+    __slots__ = ('axes',)
+
+    def __init__(self, axes=None):
+        self.axes = axes
+
+    def forward(self, x):
+        return x.transpose(self.axes)
+
+    def backward(self, gy):
+        if self.axes is None:
+            return transpose(gy)
+        inv_axes = tuple(np.argsort([a % len(self.axes) for a in self.axes]))
+        return transpose(gy, inv_axes)
+
+    def jvp(self, dx):
+        return transpose(dx, self.axes)
+
+
+def transpose(x, axes=None):
+    return Transpose(axes)(x)
+
+
+def _is_basic_index(slices):
+    # Basic indexing (ints, slices, None, Ellipsis) never repeats an element,
+    # so its gradient can be a plain assignment instead of a scatter-add.
+    items = slices if isinstance(slices, tuple) else (slices,)
+    return all(s is None or s is Ellipsis or isinstance(s, (int, slice, np.integer))
+               and not isinstance(s, bool) for s in items)
+
+
+class GetItem(Function):
+    """y = x[slices]; dL/dx = zeros with gy scattered (added) at ``slices``."""
+    __slots__ = ('slices',)
+
+    def __init__(self, slices):
+        self.slices = slices
+
+    def forward(self, x):
+        return x[self.slices]
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        return GetItemGrad(self.slices, x.data.shape)(gy)
+
+    def jvp(self, dx):
+        return get_item(dx, self.slices)
+
+
+class GetItemGrad(Function):
+    """gx = zeros(in_shape); gx[slices] += gy (repeated indices add up)."""
+    __slots__ = ('slices', 'in_shape')
+
+    def __init__(self, slices, in_shape):
+        self.slices = slices
+        self.in_shape = in_shape
+
+    def forward(self, gy):
+        xp = cuda.get_array_module(gy)
+        gx = xp.zeros(self.in_shape, dtype=gy.dtype)
+        if _is_basic_index(self.slices):
+            gx[self.slices] = gy
+        elif xp is np:
+            np.add.at(gx, self.slices, gy)
+        else:
+            import cupyx  # only reached with CuPy arrays
+            cupyx.scatter_add(gx, self.slices, gy)
+        return gx
+
+    def backward(self, ggx):
+        return get_item(ggx, self.slices)
+
+    def jvp(self, dgy):
+        return GetItemGrad(self.slices, self.in_shape)(dgy)
+
+
+def get_item(x, slices):
+    if isinstance(slices, Variable):
+        slices = slices.data
+    return GetItem(slices)(x)
+
+
+# --- reductions and broadcasting ---------------------------------------------
+class Sum(Function):
+    """y = x.sum(axis, keepdims); dL/dx = gy broadcast back to x.shape."""
+    __slots__ = ('axis', 'keepdims')
+
+    def __init__(self, axis, keepdims):
+        self.axis = axis
+        self.keepdims = keepdims
+
+    def forward(self, x):
+        return x.sum(axis=self.axis, keepdims=self.keepdims)
+
+    def backward(self, gy):
+        x_shape = self.inputs[0].data.shape
+        gy = reshape_sum_backward(gy, x_shape, self.axis, self.keepdims)
+        return broadcast_to(gy, x_shape)
+
+    def jvp(self, dx):
+        return sum(dx, self.axis, self.keepdims)
+
+
+def sum(x, axis=None, keepdims=False):
+    return Sum(axis, keepdims)(x)
+
+
+class SumTo(Function):
+    """y = sum_to(x, shape) (undo broadcasting); dL/dx = broadcast_to(gy, x.shape)."""
+    __slots__ = ('shape',)
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, x):
+        return _sum_to_array(x, self.shape)
+
+    def backward(self, gy):
+        return broadcast_to(gy, self.inputs[0].data.shape)
+
+    def jvp(self, dx):
+        return sum_to(dx, self.shape)
+
+
+def sum_to(x, shape):
+    if x.shape == tuple(shape):
+        return as_variable(x)
+    return SumTo(shape)(x)
+
+
+class BroadcastTo(Function):
+    """y = broadcast_to(x, shape); dL/dx = sum_to(gy, x.shape)."""
+    __slots__ = ('shape',)
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, x):
+        xp = cuda.get_array_module(x)
+        return xp.broadcast_to(x, self.shape)
+
+    def backward(self, gy):
+        return sum_to(gy, self.inputs[0].data.shape)
+
+    def jvp(self, dx):
+        return broadcast_to(dx, self.shape)
+
+
+def broadcast_to(x, shape):
+    if x.shape == tuple(shape):
+        return as_variable(x)
+    return BroadcastTo(shape)(x)
+
+
+class MatMul(Function):
+    """y = x @ W (2-D, batched or 1-D, as NumPy).  dL/dx = gy @ W^T, dL/dW = x^T @ gy."""
+    __slots__ = ()
+
+    def forward(self, x, W):
+        return x @ W
+
+    def backward(self, gy):
+        x, W = self.inputs
+        # A 1-D operand is a (1, n) row / (n, 1) column whose added axis NumPy
+        # dropped from y: put it back in gy, use the matrix rule, drop it again.
+        x2 = x if x.ndim > 1 else reshape(x, (1,) + x.shape)
+        W2 = W if W.ndim > 1 else reshape(W, W.shape + (1,))
+        if x2 is not x or W2 is not W:
+            batch = np.broadcast_shapes(x2.shape[:-2], W2.shape[:-2])
+            gy = reshape(gy, batch + (x2.shape[-2], W2.shape[-1]))
+        gx = _unbroadcast(matmul(gy, _swap_last(W2)), x2)
+        gW = _unbroadcast(matmul(_swap_last(x2), gy), W2)
+        return reshape(gx, x.shape), reshape(gW, W.shape)
+
+    def jvp(self, dx, dW):
+        x, W = self.inputs
+        t0 = None if dx is None else matmul(dx, W)
+        t1 = None if dW is None else matmul(x, dW)
+        return add_tangents(t0, t1)
+
+
+def _swap_last(a):
+    """Transpose the last two axes (the matrix transpose of a batch)."""
+    if a.ndim == 2:
+        return transpose(a)
+    axes = list(range(a.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return transpose(a, tuple(axes))
+
+
+def matmul(x, W):
+    if not isinstance(x, Variable):
+        x = Variable(x)
+    return MatMul()(x, W)
+
+
+class Max(Function):
+    """y = x.max(axis, keepdims).  dL/dx = gy where x equals the max (every tie gets it), else 0."""
+    __slots__ = ('axis', 'keepdims')
+
+    def __init__(self, axis=None, keepdims=False):
+        self.axis = axis
+        self.keepdims = keepdims
+
+    def forward(self, x):
+        return x.max(axis=self.axis, keepdims=self.keepdims)
+
+    def _mask(self):
+        x = self.inputs[0]
+        y = self.outputs[0]()
+        shape = max_backward_shape(x.data, self.axis)
+        return (x.data == y.data.reshape(shape)).astype(x.data.dtype), shape
+
+    def backward(self, gy):
+        mask, shape = self._mask()
+        return broadcast_to(reshape(gy, shape), mask.shape) * mask
+
+    def jvp(self, dx):
+        # Forward mode picks the first maximal element per reduction (ties
+        # would otherwise be counted twice); backward keeps DeZero's rule.
+        mask, shape = self._mask()
+        x = self.inputs[0]
+        axes = tuple(range(x.ndim)) if self.axis is None else self.axis
+        first = _first_true(mask, axes)
+        return sum(dx * first, self.axis, self.keepdims)
+
+
+class Min(Max):
+    """y = x.min(axis, keepdims); gradient as for Max."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return x.min(axis=self.axis, keepdims=self.keepdims)
+
+
+def _first_true(mask, axes):
+    # Keep only the first 1 of ``mask`` along the reduced axes (C order).
+    xp = cuda.get_array_module(mask)
+    if not isinstance(axes, tuple):
+        axes = (axes,)
+    axes = tuple(a % mask.ndim for a in axes)
+    rest = tuple(i for i in range(mask.ndim) if i not in axes)
+    perm = rest + axes
+    m = mask.transpose(perm)
+    flat = m.reshape(m.shape[:len(rest)] + (-1,))
+    first = xp.zeros_like(flat)
+    idx = flat.argmax(axis=-1)
+    xp.put_along_axis(first, idx[..., None], 1, axis=-1)
+    return first.reshape(m.shape).transpose(np.argsort(perm))
+
+
+def max(x, axis=None, keepdims=False):
+    return Max(axis, keepdims)(x)
+
+
+def min(x, axis=None, keepdims=False):
+    return Min(axis, keepdims)(x)

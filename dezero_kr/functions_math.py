@@ -1,0 +1,409 @@
+"""Elementwise math, shape helpers, reductions and linear maps.
+
+Each operation is a ``Function`` subclass with ``forward`` (raw arrays),
+``backward`` (Variables, so it is differentiable again) and ``jvp`` (forward
+mode) side by side, plus a one-line lowercase wrapper.  The arithmetic,
+reshape/transpose/indexing, sum/broadcast, matmul and max/min live in
+``dezero_kr.core`` (Variable's operators need them); ``dezero_kr.functions``
+re-exports everything.
+"""
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.core import (Function, Variable, add_tangents, as_variable, broadcast_to, get_item,
+                            matmul, reshape, sum, sum_to, transpose)
+
+
+def _xp(x):
+    return cuda.get_array_module(x)
+
+
+# =============================================================================
+# Elementwise functions
+# =============================================================================
+class Sin(Function):
+    """y = sin(x); dL/dx = gy * cos(x)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).sin(x)
+
+    def backward(self, gy):
+        return gy * cos(self.inputs[0])
+
+    def jvp(self, dx):
+        return dx * cos(self.inputs[0])
+
+
+def sin(x):
+    return Sin()(x)
+
+
+class Cos(Function):
+    """y = cos(x); dL/dx = -gy * sin(x)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).cos(x)
+
+    def backward(self, gy):
+        return gy * -sin(self.inputs[0])
+
+    def jvp(self, dx):
+        return dx * -sin(self.inputs[0])
+
+
+def cos(x):
+    return Cos()(x)
+
+
+class Tan(Function):
+    """y = tan(x); dL/dx = gy * (1 + y^2)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).tan(x)
+
+    def backward(self, gy):
+        y = self.outputs[0]()
+        return gy * (1 + y * y)
+
+    def jvp(self, dx):
+        y = self.outputs[0]()
+        return dx * (1 + y * y)
+
+
+def tan(x):
+    return Tan()(x)
+
+
+class Tanh(Function):
+    """y = tanh(x); dL/dx = gy * (1 - y^2)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).tanh(x)
+
+    def backward(self, gy):
+        y = self.outputs[0]()
+        return gy * (1 - y * y)
+
+    def jvp(self, dx):
+        y = self.outputs[0]()
+        return dx * (1 - y * y)
+
+
+def tanh(x):
+    return Tanh()(x)
+
+
+class Exp(Function):
+    """y = exp(x); dL/dx = gy * y."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).exp(x)
+
+    def backward(self, gy):
+        return gy * self.outputs[0]()
+
+    def jvp(self, dx):
+        return dx * self.outputs[0]()
+
+
+def exp(x):
+    return Exp()(x)
+
+
+class Log(Function):
+    """y = log(x) (natural); dL/dx = gy / x."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).log(x)
+
+    def backward(self, gy):
+        return gy / self.inputs[0]
+
+    def jvp(self, dx):
+        return dx / self.inputs[0]
+
+
+def log(x):
+    return Log()(x)
+
+
+class Sqrt(Function):
+    """y = sqrt(x); dL/dx = gy / (2 y)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).sqrt(x)
+
+    def backward(self, gy):
+        return gy / (2 * self.outputs[0]())
+
+    def jvp(self, dx):
+        return dx / (2 * self.outputs[0]())
+
+
+def sqrt(x):
+    return Sqrt()(x)
+
+
+class Abs(Function):
+    """y = |x|; dL/dx = gy * sign(x) (0 at x = 0, as NumPy's sign)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).abs(x)
+
+    def _sign(self):
+        x = self.inputs[0].data
+        return _xp(x).sign(x)
+
+    def backward(self, gy):
+        return gy * self._sign()
+
+    def jvp(self, dx):
+        return dx * self._sign()
+
+
+def abs(x):
+    return Abs()(x)
+
+
+class Clip(Function):
+    """y = clip(x, x_min, x_max); dL/dx = gy where x_min <= x <= x_max, else 0."""
+    __slots__ = ('x_min', 'x_max')
+
+    def __init__(self, x_min, x_max):
+        self.x_min = x_min
+        self.x_max = x_max
+
+    def forward(self, x):
+        return _xp(x).clip(x, self.x_min, self.x_max)
+
+    def _mask(self):
+        x = self.inputs[0].data
+        return ((x >= self.x_min) & (x <= self.x_max)).astype(x.dtype)
+
+    def backward(self, gy):
+        return gy * self._mask()
+
+    def jvp(self, dx):
+        return dx * self._mask()
+
+
+def clip(x, x_min, x_max):
+    return Clip(x_min, x_max)(x)
+
+
+def _as_operand(x, like):
+    """A non-Variable operand as a constant Variable (for two-input ops)."""
+    if isinstance(x, Variable):
+        return x
+    xp = _xp(like.data)
+    return Variable(xp.asarray(x, dtype=np.result_type(like.data, x)))
+
+
+class Maximum(Function):
+    """y = maximum(x0, x1) (broadcasting).  The larger input gets gy; a tie splits it in half."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return _xp(x0).maximum(x0, x1)
+
+    def _weights(self):
+        x0, x1 = self.inputs[0].data, self.inputs[1].data
+        dtype = self.outputs[0]().data.dtype
+        w0 = (x0 > x1).astype(dtype) + 0.5 * (x0 == x1).astype(dtype)
+        return w0, 1 - w0
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        w0, w1 = self._weights()
+        return sum_to(gy * w0, x0.shape), sum_to(gy * w1, x1.shape)
+
+    def jvp(self, dx0, dx1):
+        w0, w1 = self._weights()
+        y_shape = self.outputs[0]().shape
+        t0 = None if dx0 is None else broadcast_to(dx0, y_shape) * w0
+        t1 = None if dx1 is None else broadcast_to(dx1, y_shape) * w1
+        return add_tangents(t0, t1)
+
+
+class Minimum(Maximum):
+    """y = minimum(x0, x1); the smaller input gets gy; a tie splits it in half."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return _xp(x0).minimum(x0, x1)
+
+    def _weights(self):
+        w1, w0 = super()._weights()  # x0 smaller <=> x1 larger
+        return w0, w1
+
+
+def maximum(x0, x1):
+    x0 = as_variable(x0) if not isinstance(x0, Variable) else x0
+    return Maximum()(x0, _as_operand(x1, x0))
+
+
+def minimum(x0, x1):
+    x0 = as_variable(x0) if not isinstance(x0, Variable) else x0
+    return Minimum()(x0, _as_operand(x1, x0))
+
+
+class Where(Function):
+    """y = where(condition, x0, x1); dL/dx0 = gy * condition, dL/dx1 = gy * (1 - condition)."""
+    __slots__ = ('condition',)
+
+    def __init__(self, condition):
+        self.condition = condition
+
+    def forward(self, x0, x1):
+        return _xp(x0).where(self.condition, x0, x1)
+
+    def _masks(self):
+        dtype = self.outputs[0]().data.dtype
+        c = self.condition.astype(dtype)
+        return c, 1 - c
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        c0, c1 = self._masks()
+        return sum_to(gy * c0, x0.shape), sum_to(gy * c1, x1.shape)
+
+    def jvp(self, dx0, dx1):
+        c0, c1 = self._masks()
+        y_shape = self.outputs[0]().shape
+        t0 = None if dx0 is None else broadcast_to(dx0, y_shape) * c0
+        t1 = None if dx1 is None else broadcast_to(dx1, y_shape) * c1
+        return add_tangents(t0, t1)
+
+
+def where(condition, x0, x1):
+    """Elementwise ``x0 if condition else x1``; ``condition`` is a bool array (not differentiated)."""
+    if isinstance(condition, Variable):
+        condition = condition.data
+    condition = _xp(condition).asarray(condition, dtype=bool)
+    if not isinstance(x0, Variable):
+        if not isinstance(x1, Variable):
+            raise TypeError('where: x0 or x1 must be a Variable')
+        x0 = _as_operand(x0, x1)
+    return Where(condition)(x0, _as_operand(x1, x0))
+
+
+# =============================================================================
+# Shape helpers
+# =============================================================================
+def expand_dims(x, axis):
+    """Insert a length-1 axis at ``axis`` (a reshape)."""
+    x = as_variable(x)
+    shape = list(x.shape)
+    shape.insert(axis % (x.ndim + 1) if axis < 0 else axis, 1)
+    return reshape(x, tuple(shape))
+
+
+def flatten(x):
+    """Flatten all axes but the first (batch) axis: (N, ...) -> (N, -1)."""
+    return reshape(x, (x.shape[0], -1))
+
+
+class Concat(Function):
+    """y = concatenate(xs, axis); dL/dx_i = the slice of gy that x_i occupies."""
+    __slots__ = ('axis',)
+
+    def __init__(self, axis=0):
+        self.axis = axis
+
+    def forward(self, *xs):
+        return _xp(xs[0]).concatenate(xs, axis=self.axis)
+
+    def _slices(self):
+        ndim = self.inputs[0].ndim
+        axis = self.axis % ndim
+        start = 0
+        for x in self.inputs:
+            stop = start + x.shape[axis]
+            yield (slice(None),) * axis + (slice(start, stop),)
+            start = stop
+
+    def backward(self, gy):
+        return tuple(get_item(gy, s) for s in self._slices())
+
+    def jvp(self, *dxs):
+        parts = []
+        for x, dx in zip(self.inputs, dxs):
+            parts.append(dx if dx is not None else Variable(_xp(x.data).zeros_like(x.data)))
+        return concat(parts, self.axis)
+
+
+def concat(xs, axis=0):
+    """Join Variables/arrays along an existing axis (``np.concatenate``)."""
+    return Concat(axis)(*xs)
+
+
+def stack(xs, axis=0):
+    """Join Variables/arrays along a new axis (``np.stack``)."""
+    xs = [as_variable(x) for x in xs]
+    return concat([expand_dims(x, axis) for x in xs], axis)
+
+
+# =============================================================================
+# Reductions and linear maps
+# =============================================================================
+def average(x, axis=None, keepdims=False):
+    """Mean over ``axis``: ``sum(x, axis) * (y.size / x.size)``."""
+    x = as_variable(x)
+    y = sum(x, axis, keepdims)
+    return y * (y.data.size / x.data.size)
+
+
+mean = average
+
+
+class Linear(Function):
+    """y = x @ W + b for x (N, I), W (I, O), b (O,) or absent.
+
+    dL/dx = gy @ W^T, dL/dW = x^T @ gy, dL/db = sum over the batch of gy.
+    """
+    __slots__ = ()
+
+    def forward(self, x, W, b=None):
+        y = x @ W
+        if b is not None:
+            y += b  # in place: y is our own fresh array
+        return y
+
+    def backward(self, gy):
+        x, W = self.inputs[:2]
+        gx = matmul(gy, transpose(W))
+        gW = matmul(transpose(x), gy)
+        if len(self.inputs) == 2:
+            return gx, gW
+        return gx, gW, sum_to(gy, self.inputs[2].shape)
+
+    def jvp(self, dx, dW, db=None):
+        x, W = self.inputs[:2]
+        t = add_tangents(None if dx is None else matmul(dx, W),
+                         None if dW is None else matmul(x, dW))
+        if db is not None:
+            t = add_tangents(t, broadcast_to(db, self.outputs[0]().shape))
+        return t
+
+
+def linear(x, W, b=None):
+    """Affine map ``x @ W + b`` as one Function (fast path; see ``linear_simple``)."""
+    if b is None:
+        return Linear()(x, W)
+    return Linear()(x, W, b)
+
+
+def linear_simple(x, W, b=None):
+    """The same affine map composed from ``matmul`` and ``+`` (for teaching)."""
+    t = matmul(x, W)
+    if b is None:
+        return t
+    return t + b

@@ -1,0 +1,93 @@
+"""DeZero's ``utils``: gradient checks, array helpers, graph export, downloads.
+
+The pieces live in their own modules and are re-exported here under DeZero's
+names: array helpers in ``array_utils``, graph export in ``graph``, downloads
+in ``download``.  This module itself holds the numerical gradient checks.
+"""
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsumexp,  # noqa: F401
+                                   max_backward_shape, pair, reshape_sum_backward, sum_to)
+from dezero_kr.core import Variable, no_grad
+
+
+def _as_float64_copy(x):
+    data = x.data if isinstance(x, Variable) else x
+    return np.array(cuda.as_numpy(data), dtype=np.float64, copy=True)
+
+
+def numerical_grad(f, x, *args, eps=1e-4, **kwargs):
+    """Central-difference gradient of ``sum(f(x, *args, **kwargs))`` with respect to ``x``.
+
+    ``(f(x + eps e_i) - f(x - eps e_i)) / (2 eps)`` for every element i,
+    computed on a float64 copy: the caller's array is never modified.
+    Returns a float64 ndarray of ``x``'s shape.
+    """
+    work = _as_float64_copy(x)
+    x_var = Variable(work)
+    grad = np.zeros_like(work)
+
+    def total(y):
+        data = y.data if isinstance(y, Variable) else y
+        return np.asarray(cuda.as_numpy(data), dtype=np.float64).sum()
+
+    with no_grad():
+        for idx in np.ndindex(work.shape):
+            old = work[idx]
+            try:
+                work[idx] = old + eps
+                plus = total(f(x_var, *args, **kwargs))
+                work[idx] = old - eps
+                minus = total(f(x_var, *args, **kwargs))
+            finally:
+                work[idx] = old
+            grad[idx] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def gradient_check(f, x, *args, rtol=1e-4, atol=1e-5, **kwargs):
+    """Compare backprop's gradient of ``sum(f(x))`` with ``numerical_grad``; return True if close.
+
+    Works on a float64 copy of ``x`` (the caller's data is untouched).  On a
+    mismatch prints the largest absolute and relative errors and where they are.
+    """
+    x_var = Variable(_as_float64_copy(x))
+    num_grad = numerical_grad(f, x_var.data, *args, **kwargs)
+    y = f(x_var, *args, **kwargs)
+    y.backward()
+    if x_var.grad is None:
+        print('gradient_check: backprop gave no gradient for x (is f connected to x?)')
+        return False
+    bp_grad = cuda.as_numpy(x_var.grad.data)
+    if bp_grad.shape != num_grad.shape:
+        print(f'gradient_check: backprop grad shape {bp_grad.shape} != x shape {num_grad.shape}')
+        return False
+    ok = array_allclose(num_grad, bp_grad, rtol=rtol, atol=atol)
+    if not ok:
+        print(_mismatch_report(num_grad, bp_grad, rtol, atol))
+    return ok
+
+
+def _mismatch_report(num_grad, bp_grad, rtol, atol, eps=1e-12):
+    abs_err = np.abs(num_grad - bp_grad)
+    rel_err = abs_err / np.maximum(np.maximum(np.abs(num_grad), np.abs(bp_grad)), eps)
+    bad = np.argwhere(abs_err > atol + rtol * np.abs(bp_grad))
+    worst = np.unravel_index(abs_err.argmax(), abs_err.shape) if abs_err.size else ()
+    lines = ['', '========== FAILED (Gradient Check) ==========',
+             f'max abs error {abs_err.max():.3e} at {worst}, max rel error {rel_err.max():.3e}',
+             f'{len(bad)} of {abs_err.size} elements outside rtol={rtol}, atol={atol}; first: '
+             + ', '.join(f'{tuple(i)}: num={num_grad[tuple(i)]:.6g} bp={bp_grad[tuple(i)]:.6g}'
+                         for i in bad[:5])]
+    return '\n'.join(lines)
+
+
+def array_equal(a, b):
+    """True if two arrays/Variables (NumPy or CuPy) have equal shape and elements."""
+    return np.array_equal(cuda.as_numpy(a), cuda.as_numpy(b))
+
+
+def array_allclose(a, b, rtol=1e-4, atol=1e-5):
+    """``np.allclose`` on arrays/Variables (NumPy or CuPy); shapes must match."""
+    a, b = cuda.as_numpy(a), cuda.as_numpy(b)
+    return a.shape == b.shape and np.allclose(a, b, atol=atol, rtol=rtol)
