@@ -1,0 +1,91 @@
+"""07단계: 역전파 자동화 (먼저 재귀로)
+
+06단계에서는 backward를 부르는 순서를 사람이 정했다. 순전파를 할 때 "누가 누구를 만들었는지"를
+기록해 두면 그 기록을 거꾸로 따라가며 자동으로 역전파할 수 있다.
+
+* Variable.creator: 이 변수를 만든 함수
+* Function.output:  이 함수가 만든 변수 (Function.input은 06단계부터 있다)
+
+변수 -> 만든 함수 -> 그 함수의 입력 -> 그 입력을 만든 함수 ... 로 이어지는 연결이 계산 그래프다.
+Variable.backward는 여기서 재귀로 구현한다: 자기 creator의 backward로 입력의 grad를 구하고
+입력에게 backward를 다시 부탁한다. 짧고 읽기 쉽지만 그래프가 깊으면 파이썬의 재귀 한도에 걸린다.
+08단계에서 반복문으로 바꾼다.
+
+출력에서 볼 것
+* 그래프 연결 확인(True들)과, y.backward() 한 줄로 얻은 x.grad = 3.297442541400256
+* Square를 1020번 이은 깊은 그래프에서 재귀 버전이 RecursionError로 실패한다.
+"""
+import sys
+
+import numpy as np
+
+import step06
+
+
+class Variable(step06.Variable):
+    def __init__(self, data):
+        super().__init__(data)
+        self.creator = None  # 사용자가 직접 만든 변수(잎)는 creator가 없다
+
+    def set_creator(self, func):
+        self.creator = func
+
+    def backward(self):
+        """재귀 버전. 그래프 깊이만큼 파이썬 호출이 쌓인다."""
+        f = self.creator
+        if f is not None:
+            x = f.input
+            x.grad = f.backward(self.grad)
+            x.backward()
+
+
+class Function(step06.Function):
+    def __call__(self, input):
+        output = super().__call__(input)  # 06단계: 입력을 기억하고 계산한다
+        output.set_creator(self)  # 출력이 자기를 만든 함수를 기억해야 거꾸로 갈 수 있다
+        self.output = output
+        return output
+
+
+# 계산(forward/backward)은 06단계 그대로, 그래프를 기록하는 이 단계의 Function 위에 얹는다
+class Square(Function, step06.Square):
+    pass
+
+
+class Exp(Function, step06.Exp):
+    pass
+
+
+def deep_square_chain(x, depth):
+    """x에 Square를 depth번 적용한다. x=1이면 값은 1이고 미분은 2**depth."""
+    y = x
+    for _ in range(depth):
+        y = Square()(y)
+    return y
+
+
+if __name__ == '__main__':
+    A, B, C = Square(), Exp(), Square()
+    x = Variable(np.array(0.5))
+    a = A(x)
+    b = B(a)
+    y = C(b)
+
+    # 기록이 거꾸로 이어져 있는지 확인한다
+    print('y.creator is C:', y.creator is C, ' C.input is b:', C.input is b)
+    print('b.creator is B:', b.creator is B, ' B.input is a:', B.input is a)
+    print('a.creator is A:', a.creator is A, ' A.input is x:', A.input is x)
+    print('x.creator is None (사용자가 만든 변수):', x.creator is None)
+
+    y.grad = np.array(1.0)
+    y.backward()
+    print('x.grad =', x.grad)
+
+    x = Variable(np.array(1.0))
+    y = deep_square_chain(x, 1020)
+    y.grad = np.array(1.0)
+    try:
+        y.backward()
+        print('깊이 1020: 성공')
+    except RecursionError as e:
+        print(f'깊이 1020: 재귀 버전은 {type(e).__name__}로 실패한다 (재귀 한도 {sys.getrecursionlimit()})')

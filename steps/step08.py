@@ -1,0 +1,45 @@
+"""08단계: 재귀를 반복문으로
+
+07단계의 재귀 backward는 그래프가 깊어지면 파이썬 호출이 그만큼 쌓여 실패한다. 해야 할 일은
+"아직 처리하지 않은 함수 목록"을 들고 하나씩 꺼내 처리하는 것뿐이므로 반복문으로 충분하다.
+이 튜토리얼의 프레임워크는 이 단계부터 끝까지 반복문으로 역전파한다.
+
+바뀌는 것은 Variable.backward 하나다. Function, Square, Exp는 07단계 것을 그대로 쓴다.
+Function은 출력을 입력과 같은 클래스로 만들므로(02단계), 이 단계의 Variable을 넣으면 그래프 전체가
+이 단계의 Variable로 이어진다.
+
+출력에서 볼 것
+* 같은 예제에서 x.grad = 3.297442541400256 (07단계와 같다)
+* 07단계에서 실패한 깊이 1020 그래프도 통과한다: x.grad = 2**1020
+"""
+import numpy as np
+
+import step07
+from step07 import Exp, Function, Square, deep_square_chain  # noqa: F401 (다음 단계가 여기서 가져간다)
+
+
+class Variable(step07.Variable):
+    def backward(self):
+        funcs = [self.creator]  # 처리할 함수 목록
+        while funcs:
+            f = funcs.pop()
+            x, y = f.input, f.output
+            x.grad = f.backward(y.grad)
+            if x.creator is not None:
+                funcs.append(x.creator)  # 재귀 호출 대신 목록에 넣어 둔다
+
+
+if __name__ == '__main__':
+    A, B, C = Square(), Exp(), Square()
+    x = Variable(np.array(0.5))
+    y = C(B(A(x)))
+    y.grad = np.array(1.0)
+    y.backward()
+    print('x=0.5: x.grad =', x.grad)
+
+    x = Variable(np.array(1.0))
+    y = deep_square_chain(x, 1020)
+    y.grad = np.array(1.0)
+    y.backward()
+    print('깊이 1020: x.grad =', x.grad, ' 2**1020 =', float(2 ** 1020))
+    print('y의 클래스가 이 단계의 Variable인가:', type(y) is Variable)

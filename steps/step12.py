@@ -1,0 +1,74 @@
+"""12단계: 가변 길이 인수 (쓰기 편하게)
+
+11단계의 Add()([x0, x1])[0] 는 쓰기 번거롭다. 파이썬의 *args와 튜플 풀기를 이용해 다듬는다.
+
+* 호출: Add()(x0, x1)  -- __call__(self, *inputs)로 받는다.
+* forward(self, x0, x1) -- forward도 리스트 대신 인수 여러 개를 받는다.
+* forward가 값 하나를 돌려주면 알아서 튜플로 감싸고, 출력이 하나뿐이면 리스트가 아니라 그
+  Variable 하나를 돌려준다.
+
+이제 입력 하나짜리 Square, Exp도 같은 Function 위에서 그대로 돈다(forward(self, x)).
+역전파는 아직 입력 하나짜리 방식이라 13단계에서 고친다.
+
+출력에서 볼 것
+* add(x0, x1) = 5, 입력과 출력이 하나인 square(x) = 4
+* 출력이 두 개인 함수(합과 차)의 결과가 튜플 풀기로 바로 받아진다.
+"""
+import numpy as np
+
+import step09
+import step11
+from step09 import Variable, as_array
+
+
+class Function(step11.Function):
+    def __call__(self, *inputs):
+        xs = [x.data for x in inputs]
+        ys = self.forward(*xs)
+        if not isinstance(ys, tuple):
+            ys = (ys,)
+        outputs = [type(inputs[0])(as_array(y)) for y in ys]
+        self.link(inputs, outputs)
+        return outputs if len(outputs) > 1 else outputs[0]
+
+
+class Add(Function):
+    def forward(self, x0, x1):
+        return x0 + x1
+
+
+class Square(Function, step09.Square):
+    pass
+
+
+class Exp(Function, step09.Exp):
+    pass
+
+
+def add(x0, x1):
+    return Add()(x0, x1)
+
+
+def square(x):
+    return Square()(x)
+
+
+def exp(x):
+    return Exp()(x)
+
+
+if __name__ == '__main__':
+    x0 = Variable(np.array(2))
+    x1 = Variable(np.array(3))
+    print('add(x0, x1) =', add(x0, x1).data)
+    print('square(x0) =', square(x0).data)
+
+    class SumDiff(Function):
+        """출력이 두 개인 함수의 예: (a+b, a-b)"""
+
+        def forward(self, a, b):
+            return a + b, a - b
+
+    s, d = SumDiff()(x0, x1)
+    print('SumDiff(2, 3): 합 =', s.data, ' 차 =', d.data)
+    print('두 출력의 creator가 같은 함수인가:', s.creator is d.creator)

@@ -1,0 +1,97 @@
+"""15단계: 복잡한 계산 그래프 (이론)
+
+지금까지의 그래프는 거의 한 줄이었다. 변수 하나가 여러 함수에 쓰이고 그 결과가 다시 합쳐지는
+그래프(마름모 모양)에서는 역전파 순서가 중요하다. 변수 a의 backward를 시작하려면 a를 쓴 모든
+함수에서 미분이 다 모여 있어야 한다. 14단계의 "목록 끝에서 꺼내기"는 이 조건을 지키지 않는다.
+
+* 마름모: a = x^2, b = a^2, c = a^2, y = b + c  ->  y = 2x^4,  dy/dx = 8x^3 (x=2이면 64)
+  14단계 방식은 a의 미분이 반쯤만 모였을 때 a=x^2를 처리하고, 나머지가 온 뒤 또 처리해서
+  잘못된 값(96)을 낸다.
+* 첨부 자료의 예: u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26.
+  14단계 방식은 u=x*y를 두 번 이상 처리해 틀린다.
+
+해결책은 "세대(generation)"다. 함수의 세대는 입력 변수를 만든 함수들보다 하나 뒤(입력이 잎뿐이면 0)
+로 정한다. 세대가 큰(출력에 가까운) 함수부터 한 번씩만 처리하면, 어떤 함수를 처리할 때 그 출력의
+미분은 이미 다 모여 있다. 이 단계에서는 세대를 직접 계산해 그 순서로 역전파해 보고, 16단계에서
+이것을 프레임워크에 넣는다. 프레임워크 자체는 바뀌지 않는다.
+
+출력에서 볼 것
+* 14단계 방식의 처리 순서(같은 함수가 두 번 나온다)와 틀린 미분
+* 각 함수의 세대, 세대순 처리 순서와 맞는 미분(64 / 39, 26)
+"""
+import numpy as np
+
+from step14 import Variable, add, mul, square
+
+
+class TracingVariable(Variable):
+    """14단계 Variable과 같되, 역전파 때 처리한 함수를 기록한다."""
+
+    order = []
+
+    def _creators(self):
+        for f in super()._creators():
+            TracingVariable.order.append(f)
+            yield f
+
+
+def function_generations(y):
+    """y에 이르는 함수마다 세대를 매긴다(입력이 모두 잎이면 0, 아니면 입력을 만든 함수 세대의 최댓값 + 1)."""
+    funcs, stack = [], [y.creator]
+    while stack:  # y에서 거슬러 올라가며 함수를 모두 모은다
+        f = stack.pop()
+        if f is not None and f not in funcs:
+            funcs.append(f)
+            stack.extend(x.creator for x in f.inputs)
+    gen = {f: 0 for f in funcs}
+    for _ in funcs:  # 가장 긴 경로도 함수 개수를 넘지 않으므로 이만큼 반복하면 값이 정해진다
+        for f in funcs:
+            gen[f] = max(0 if x.creator is None else gen[x.creator] + 1 for x in f.inputs)
+    return gen
+
+
+def compare(title, build, leaves, expected):
+    """같은 그래프를 두 번 만들어 14단계 방식과 세대순 방식으로 역전파한다."""
+    print(f'== {title}')
+    xs = [TracingVariable(np.array(v)) for v in leaves]
+    out, labels = build(*xs)
+    TracingVariable.order = []
+    out.backward()
+    print('  14단계 처리 순서:', ' -> '.join(labels[f] for f in TracingVariable.order))
+    print('  14단계 미분:', ', '.join(str(x.grad) for x in xs))
+
+    xs = [Variable(np.array(v)) for v in leaves]
+    out, labels = build(*xs)
+    gen = function_generations(out)
+    order = sorted(gen, key=lambda f: -gen[f])  # 세대가 큰 것부터, 각 함수는 한 번씩
+    print('  세대:', ', '.join(f'{labels[f]}: {gen[f]}' for f in order))
+    out.grad = np.array(1.0)
+    for f in order:
+        out._backprop_through(f)
+    print('  세대순 처리 순서:', ' -> '.join(labels[f] for f in order))
+    print('  세대순 미분:', ', '.join(str(x.grad) for x in xs), ' 정답:', ', '.join(map(str, expected)))
+    return out
+
+
+def diamond(x):
+    a = square(x)
+    b = square(a)
+    c = square(a)
+    y = add(b, c)
+    labels = {a.creator: 'a=x^2', b.creator: 'b=a^2', c.creator: 'c=a^2', y.creator: 'y=b+c'}
+    return y, labels
+
+
+def seed_example(x, y):
+    u = mul(x, y)
+    uu = mul(u, u)
+    L = add(uu, u)
+    labels = {u.creator: 'u=x*y', uu.creator: 'u*u', L.creator: 'L=u*u+u'}
+    return L, labels
+
+
+if __name__ == '__main__':
+    compare('마름모 y = 2x^4, x=2', diamond, [2.0], [8 * 2.0 ** 3])
+    L = compare('L = u*u + u, u = x*y, x=2, y=3', seed_example, [2.0, 3.0], [39.0, 26.0])
+    u = L.creator.inputs[1]
+    print('  L =', L.data, ' dL/du =', u.grad, '(= 2u + 1)')

@@ -1,0 +1,127 @@
+"""16단계: 복잡한 계산 그래프 (구현)
+
+15단계의 세대(generation)를 프레임워크에 넣는다. 세대는 순전파 때 바로 매길 수 있다.
+
+* 함수의 세대 = 입력 변수 세대의 최댓값 (Function.link에서)
+* 변수의 세대 = 자기를 만든 함수의 세대 + 1 (Variable.set_creator에서). 잎 변수는 0.
+* 역전파 순서(_creators): 처리할 함수를 힙(heapq)에 넣고 세대가 큰 것부터 꺼낸다.
+  - 같은 함수는 한 번만 넣는다(seen 집합).
+  - 힙 원소는 (-세대, 넣은 순번, 함수). heapq는 작은 값부터 꺼내므로 세대에 -를 붙인다.
+    순번은 세대가 같을 때 비교가 함수 객체까지 가지 않게 하는 값이자, 넣은 순서대로 꺼내게 하는 값이다.
+  - 함수를 넣을 때마다 리스트 전체를 다시 정렬하는 방법(넣기 O(n log n))보다 힙(넣기/꺼내기 O(log n))이 싸다.
+
+바뀌는 것은 Variable(세대와 순서)과 Function.link(세대 매기기)다. Function이 바뀌었으므로 Square 등은
+계산은 그대로 두고 새 Function 위에 다시 얹는다.
+
+출력에서 볼 것
+* 마름모 y = 2x^4 (x=2): 변수들의 세대, 처리 순서, dy/dx = 64 (14단계 방식은 96)
+* 첨부 자료의 예 u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26
+"""
+import heapq
+import itertools
+
+import numpy as np
+
+import step14
+from step14 import as_array  # noqa: F401 (다음 단계가 가져간다)
+
+
+class FunctionHeap:
+    """세대가 큰 함수부터 꺼내 주는 우선순위 큐. 같은 함수는 한 번만 들어간다."""
+
+    def __init__(self):
+        self._heap = []
+        self._seen = set()
+        self._counter = itertools.count()
+
+    def push(self, f):
+        if f is None or f in self._seen:
+            return
+        self._seen.add(f)
+        heapq.heappush(self._heap, (-f.generation, next(self._counter), f))
+
+    def pop(self):
+        return heapq.heappop(self._heap)[-1]
+
+    def __bool__(self):
+        return bool(self._heap)
+
+
+class Variable(step14.Variable):
+    def __init__(self, data):
+        super().__init__(data)
+        self.generation = 0
+
+    def set_creator(self, func):
+        super().set_creator(func)
+        self.generation = func.generation + 1
+
+    def _creators(self):
+        funcs = FunctionHeap()
+        funcs.push(self.creator)
+        while funcs:
+            f = funcs.pop()
+            yield f
+            for x in f.inputs:
+                funcs.push(x.creator)
+
+
+class Function(step14.Function):
+    def link(self, inputs, outputs):
+        self.generation = max(x.generation for x in inputs)  # 출력의 세대를 정하기 전에 매긴다
+        super().link(inputs, outputs)
+
+
+class Square(Function, step14.Square):
+    pass
+
+
+class Exp(Function, step14.Exp):
+    pass
+
+
+class Add(Function, step14.Add):
+    pass
+
+
+class Mul(Function, step14.Mul):
+    pass
+
+
+def square(x):
+    return Square()(x)
+
+
+def exp(x):
+    return Exp()(x)
+
+
+def add(x0, x1):
+    return Add()(x0, x1)
+
+
+def mul(x0, x1):
+    return Mul()(x0, x1)
+
+
+if __name__ == '__main__':
+    x = Variable(np.array(2.0))
+    a = square(x)
+    b = square(a)
+    c = square(a)
+    y = add(b, c)
+    print('마름모 y = 2x^4, x=2: y =', y.data)
+    print('  변수의 세대: x', x.generation, ' a', a.generation, ' b', b.generation,
+          ' c', c.generation, ' y', y.generation)
+    labels = {a.creator: 'a=x^2', b.creator: 'b=a^2', c.creator: 'c=a^2', y.creator: 'y=b+c'}
+    print('  처리 순서:', ' -> '.join(labels[f] for f in y._creators()))
+    y.backward()
+    print('  dy/dx =', x.grad, ' 정답 8x^3 =', 8 * 2.0 ** 3)
+
+    x = Variable(np.array(2.0))
+    y = Variable(np.array(3.0))
+    u = mul(x, y)
+    L = add(mul(u, u), u)
+    L.backward()
+    print('L = u*u + u, u = x*y (x=2, y=3): L =', L.data)
+    print('  dL/du =', u.grad, ' dL/dx =', x.grad, ' dL/dy =', y.grad)
