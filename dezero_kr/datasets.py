@@ -14,8 +14,8 @@ class              source                 one sample (after the default transfor
 ``Digits``         bundled, offline       x float32 ``(64,)`` in [0, 1], t int (0-9)
 ``Names``          bundled, offline       x int ``()`` char id, t int ``()`` next char id
 ``MNIST``          download (~11 MB)      x float32 ``(784,)`` in [0, 1], t uint8
-``CIFAR10``        download (~163 MB)     x float32 ``(3, 32, 32)``, t int
-``CIFAR100``       download (~161 MB)     x float32 ``(3, 32, 32)``, t int
+``CIFAR10``        download (~170 MB)     x float32 ``(3, 32, 32)``, t int
+``CIFAR100``       download (~170 MB)     x float32 ``(3, 32, 32)``, t int
 ``Shakespeare``    download (~1.1 MB)     x int ``()`` char id, t int ``()`` next char id
 =================  =====================  ===========================================
 
@@ -402,7 +402,7 @@ def _read_cifar_records(path, names, label_bytes):
 
 
 class CIFAR10(Dataset):
-    """CIFAR-10: 32x32 color images in 10 classes (downloaded once, ~163 MB).
+    """CIFAR-10: 32x32 color images in 10 classes (downloaded once, ~170 MB).
 
     50,000 training / 10,000 test images.  ``data`` uint8 ``(N, 3, 32, 32)``,
     ``label`` int ``(N,)``.  The default transform (DeZero's) is
@@ -483,7 +483,7 @@ _CIFAR100_FINE = [
 
 
 class CIFAR100(CIFAR10):
-    """CIFAR-100: 100 fine classes grouped into 20 coarse ones (~161 MB download).
+    """CIFAR-100: 100 fine classes grouped into 20 coarse ones (~170 MB download).
 
     Same images and shapes as ``CIFAR10``; ``label_type`` picks the
     ``'fine'`` (0..99) or ``'coarse'`` (0..19) labels.  Read from

@@ -181,7 +181,9 @@ class RandomHorizontalFlip:
             return img
         if _is_pil_image(img):
             Image = _pil_image()
-            return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+            # Image.Transpose exists since Pillow 9.1; older versions keep the
+            # constant on Image itself.
+            return img.transpose(getattr(Image, 'Transpose', Image).FLIP_LEFT_RIGHT)
         # A copy, so later in-place edits never write through to the dataset.
         return np.ascontiguousarray(np.asarray(img)[..., ::-1])
 
