@@ -56,12 +56,15 @@ class Exp(Function, step06.Exp):
     pass
 
 
-def deep_square_chain(x, depth):
-    """x에 Square를 depth번 적용한다. x=1이면 값은 1이고 미분은 2**depth."""
+def deep_backward(Variable, depth):
+    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를 돌려준다."""
+    x = Variable(np.array(1.0))
     y = x
     for _ in range(depth):
         y = Square()(y)
-    return y
+    y.grad = np.array(1.0)
+    y.backward()
+    return x.grad
 
 
 if __name__ == '__main__':
@@ -81,11 +84,8 @@ if __name__ == '__main__':
     y.backward()
     print('x.grad =', x.grad)
 
-    x = Variable(np.array(1.0))
-    y = deep_square_chain(x, 1020)
-    y.grad = np.array(1.0)
     try:
-        y.backward()
+        deep_backward(Variable, 1020)
         print('깊이 1020: 성공')
     except RecursionError as e:
         print(f'깊이 1020: 재귀 버전은 {type(e).__name__}로 실패한다 (재귀 한도 {sys.getrecursionlimit()})')

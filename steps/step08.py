@@ -15,7 +15,7 @@ Function은 출력을 입력과 같은 클래스로 만들므로(02단계), 이 
 import numpy as np
 
 import step07
-from step07 import Exp, Function, Square, deep_square_chain  # noqa: F401 (다음 단계가 여기서 가져간다)
+from step07 import Exp, Function, Square, deep_backward  # noqa: F401 (다음 단계가 여기서 가져간다)
 
 
 class Variable(step07.Variable):
@@ -36,10 +36,6 @@ if __name__ == '__main__':
     y.grad = np.array(1.0)
     y.backward()
     print('x=0.5: x.grad =', x.grad)
-
-    x = Variable(np.array(1.0))
-    y = deep_square_chain(x, 1020)
-    y.grad = np.array(1.0)
-    y.backward()
-    print('깊이 1020: x.grad =', x.grad, ' 2**1020 =', float(2 ** 1020))
     print('y의 클래스가 이 단계의 Variable인가:', type(y) is Variable)
+
+    print('깊이 1020: x.grad =', deep_backward(Variable, 1020), ' 2**1020 =', float(2 ** 1020))

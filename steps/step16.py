@@ -11,7 +11,8 @@
   - 함수를 넣을 때마다 리스트 전체를 다시 정렬하는 방법(넣기 O(n log n))보다 힙(넣기/꺼내기 O(log n))이 싸다.
 
 바뀌는 것은 Variable(세대와 순서)과 Function.link(세대 매기기)다. Function이 바뀌었으므로 Square 등은
-계산은 그대로 두고 새 Function 위에 다시 얹는다.
+계산은 그대로 두고 새 Function 위에 다시 얹는다. 07단계에서 한 줄씩 하던 이 일을 여기서부터는
+rebase(클래스)와 functional(소문자 함수) 도우미로 한 번에 한다.
 
 출력에서 볼 것
 * 마름모 y = 2x^4 (x=2): 변수들의 세대, 처리 순서, dy/dx = 64 (14단계 방식은 96)
@@ -72,36 +73,30 @@ class Function(step14.Function):
         super().link(inputs, outputs)
 
 
-class Square(Function, step14.Square):
-    pass
+def rebase(Function, *ops):
+    """연산 클래스들을 새 Function 위에 다시 얹는다.
+
+    07단계의 `class Square(Function, step06.Square): pass` 를 여러 연산에 한 번에 하는 도우미다.
+    새 클래스는 계산(forward/backward)은 원래 연산에서, 호출과 그래프 연결(__call__, link)은
+    새 Function에서 물려받는다. Function이 바뀌는 17, 18, 21단계도 이것을 쓴다.
+    """
+    return tuple(type(op.__name__, (Function, op), {'__module__': Function.__module__, '__doc__': op.__doc__})
+                 for op in ops)
 
 
-class Exp(Function, step14.Exp):
-    pass
+def functional(*ops):
+    """연산 클래스마다 square(x), add(x0, x1) 처럼 부르는 소문자 함수를 만든다(09단계의 square와 같다)."""
+    def make(op):
+        def f(*inputs):
+            return op()(*inputs)
+        f.__name__ = f.__qualname__ = op.__name__.lower()
+        f.__module__ = op.__module__
+        return f
+    return tuple(make(op) for op in ops)
 
 
-class Add(Function, step14.Add):
-    pass
-
-
-class Mul(Function, step14.Mul):
-    pass
-
-
-def square(x):
-    return Square()(x)
-
-
-def exp(x):
-    return Exp()(x)
-
-
-def add(x0, x1):
-    return Add()(x0, x1)
-
-
-def mul(x0, x1):
-    return Mul()(x0, x1)
+Square, Exp, Add, Mul = rebase(Function, step14.Square, step14.Exp, step14.Add, step14.Mul)
+square, exp, add, mul = functional(Square, Exp, Add, Mul)
 
 
 if __name__ == '__main__':

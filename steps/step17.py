@@ -22,7 +22,7 @@ import weakref
 import numpy as np
 
 import step16
-from step16 import FunctionHeap, as_array  # noqa: F401 (다음 단계가 가져간다)
+from step16 import FunctionHeap, as_array, functional, rebase  # noqa: F401 (다음 단계가 가져간다)
 
 
 class Variable(step16.Variable):
@@ -37,36 +37,8 @@ class Function(step16.Function):
         self.outputs = [weakref.ref(output) for output in outputs]  # 출력은 약하게만 가리킨다
 
 
-class Square(Function, step16.Square):
-    pass
-
-
-class Exp(Function, step16.Exp):
-    pass
-
-
-class Add(Function, step16.Add):
-    pass
-
-
-class Mul(Function, step16.Mul):
-    pass
-
-
-def square(x):
-    return Square()(x)
-
-
-def exp(x):
-    return Exp()(x)
-
-
-def add(x0, x1):
-    return Add()(x0, x1)
-
-
-def mul(x0, x1):
-    return Mul()(x0, x1)
+Square, Exp, Add, Mul = rebase(Function, step16.Square, step16.Exp, step16.Add, step16.Mul)
+square, exp, add, mul = functional(Square, Exp, Add, Mul)
 
 
 def build_and_drop(Var, square_fn, repeat=10):

@@ -23,7 +23,7 @@ import contextlib
 import numpy as np
 
 import step17
-from step17 import FunctionHeap, as_array  # noqa: F401 (다음 단계가 가져간다)
+from step17 import FunctionHeap, as_array, functional, rebase  # noqa: F401 (다음 단계가 가져간다)
 
 
 class Config:
@@ -61,36 +61,8 @@ class Function(step17.Function):
             super().link(inputs, outputs)
 
 
-class Square(Function, step17.Square):
-    pass
-
-
-class Exp(Function, step17.Exp):
-    pass
-
-
-class Add(Function, step17.Add):
-    pass
-
-
-class Mul(Function, step17.Mul):
-    pass
-
-
-def square(x):
-    return Square()(x)
-
-
-def exp(x):
-    return Exp()(x)
-
-
-def add(x0, x1):
-    return Add()(x0, x1)
-
-
-def mul(x0, x1):
-    return Mul()(x0, x1)
+Square, Exp, Add, Mul = rebase(Function, step17.Square, step17.Exp, step17.Add, step17.Mul)
+square, exp, add, mul = functional(Square, Exp, Add, Mul)
 
 
 def small_graph():

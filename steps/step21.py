@@ -22,6 +22,7 @@ import numpy as np
 
 import step18
 import step20
+from step16 import functional, rebase
 from step20 import Config, FunctionHeap, as_array, no_grad, using_config  # noqa: F401
 
 
@@ -39,36 +40,8 @@ class Function(step18.Function):
         return super().__call__(*inputs)
 
 
-class Square(Function, step18.Square):
-    pass
-
-
-class Exp(Function, step18.Exp):
-    pass
-
-
-class Add(Function, step18.Add):
-    pass
-
-
-class Mul(Function, step18.Mul):
-    pass
-
-
-def square(x):
-    return Square()(x)
-
-
-def exp(x):
-    return Exp()(x)
-
-
-def add(x0, x1):
-    return Add()(x0, x1)
-
-
-def mul(x0, x1):
-    return Mul()(x0, x1)
+Square, Exp, Add, Mul = rebase(Function, step18.Square, step18.Exp, step18.Add, step18.Mul)
+square, exp, add, mul = functional(Square, Exp, Add, Mul)
 
 
 class Variable(step20.Variable):
