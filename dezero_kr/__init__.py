@@ -8,8 +8,11 @@ __version__ = '0.1.0'
 is_simple_core = False  # DeZero's switch; steps 28/29 read it.  There is one core.
 
 from dezero_kr.core import (  # noqa: E402,F401
-    Config, Function, Parameter, Variable, as_array, as_variable, no_grad, setup_variable,
+    Config, Constant, Function, Parameter, Variable, as_array, as_variable, no_grad, setup_variable,
     test_mode, using_config)
 from dezero_kr import core, core_simple, cuda, functions, utils  # noqa: E402,F401
+from dezero_kr import datasets, dataloaders, transforms  # noqa: E402,F401
+from dezero_kr.datasets import Dataset  # noqa: E402,F401
+from dezero_kr.dataloaders import DataLoader, SeqDataLoader  # noqa: E402,F401
 
 setup_variable()

@@ -34,6 +34,7 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
 
 _builtin_max = builtins.max  # this module defines its own max/min/sum/pow ops
+_new_object = object.__new__
 
 if cuda.cupy is not None:
     array_types = (np.ndarray, cuda.cupy.ndarray)
@@ -120,6 +121,26 @@ def _type_error(data):
                      f'got {kind.__module__}.{kind.__qualname__}{hint}')
 
 
+# Names are rare too (leaves and parameters): a side table, not a slot.
+_variable_names = weakref.WeakKeyDictionary()
+
+# Hooks and retain-grad flags are rare, so they live in this side table instead
+# of a slot on every Variable (a slot costs 8 bytes on each of millions of nodes).
+# ``_hooks_in_use`` turns True with the first hook: until then backprop does
+# not even look the table up.
+_variable_hooks = weakref.WeakKeyDictionary()
+_hooks_in_use = False
+
+
+def _hooks_of(var):
+    global _hooks_in_use
+    hooks = _variable_hooks.get(var)
+    if hooks is None:
+        hooks = _variable_hooks[var] = _VariableHooks()
+        _hooks_in_use = True
+    return hooks
+
+
 class Variable:
     """A box around an ndarray that remembers how it was computed.
 
@@ -129,7 +150,10 @@ class Variable:
     (None for a leaf).  ``generation``: ``creator.generation + 1``, the
     topological depth that orders the reverse pass.
     """
-    __slots__ = ('data', 'name', 'grad', 'creator', 'generation', '_hooks', '__weakref__')
+    # Four slots keep a Variable at 64 bytes: ``name`` (rarely set) lives in a
+    # side table and ``generation`` is derived from ``creator``.
+    __slots__ = ('data', 'grad', 'creator', '__weakref__')
+    requires_grad = True      # a class attribute: Constant says False
     __array_priority__ = 200  # ndarray (op) Variable dispatches to Variable's reflected operator
     __array_ufunc__ = None    # NumPy ufuncs refuse Variables instead of making object arrays
 
@@ -137,11 +161,27 @@ class Variable:
         if data is not None and not isinstance(data, array_types):
             raise _type_error(data)
         self.data = data
-        self.name = name
         self.grad = None
         self.creator = None
-        self.generation = 0
-        self._hooks = None
+        if name is not None:
+            _variable_names[self] = name
+
+    @property
+    def name(self):
+        return _variable_names.get(self)
+
+    @name.setter
+    def name(self, value):
+        if value is None:
+            _variable_names.pop(self, None)
+        else:
+            _variable_names[self] = value
+
+    @property
+    def generation(self):
+        """Topological depth: 0 for a leaf, else ``creator.generation + 1``."""
+        creator = self.creator
+        return 0 if creator is None else creator.generation + 1
 
     # --- array-like properties ---------------------------------------------
     @property
@@ -175,8 +215,7 @@ class Variable:
 
     # --- graph bookkeeping -------------------------------------------------
     def set_creator(self, func):
-        self.creator = func
-        self.generation = func.generation + 1
+        self.creator = func  # generation follows: func.generation + 1
 
     def unchain(self):
         """Cut the link to the creator: this Variable becomes a leaf."""
@@ -202,8 +241,8 @@ class Variable:
                     x.unchain()
 
     def detach(self):
-        """A new leaf Variable sharing this one's data (no graph, no grad)."""
-        return Variable(self.data, name=self.name)
+        """A Constant sharing this one's data: no graph behind it, no gradient into it."""
+        return Constant(self.data, name=self.name)
 
     # --- gradient hooks (PyTorch-style) --------------------------------------
     def register_hook(self, hook):
@@ -212,19 +251,16 @@ class Variable:
         The hook may return a Variable/ndarray to replace the gradient (which
         then flows on), or None to keep it.  Returns a handle with ``.remove()``.
         """
-        if self._hooks is None:
-            self._hooks = _VariableHooks()
-        return self._hooks.add(hook)
+        return _hooks_of(self).add(hook)
 
     def retain_grad(self):
         """Keep this non-leaf Variable's gradient in ``.grad`` after backward."""
-        if self._hooks is None:
-            self._hooks = _VariableHooks()
-        self._hooks.retain = True
+        _hooks_of(self).retain = True
 
     @property
     def retains_grad(self):
-        return self._hooks is not None and self._hooks.retain
+        hooks = _variable_hooks.get(self)
+        return hooks is not None and hooks.retain
 
     # --- backprop ------------------------------------------------------------
     def backward(self, retain_grad=False, create_graph=False):
@@ -247,8 +283,7 @@ class Variable:
         if self.creator is None:  # a leaf: dy/dy is the seed itself
             self.grad = seed
             return
-        if not (retain_grad or self.retains_grad):
-            self.grad = None
+        self.grad = None  # the seed is taken; a retained root gets it back from backprop
         backprop({self: seed}, retain_grad=retain_grad, create_graph=create_graph)
 
     # --- methods that build graph operations --------------------------------
@@ -336,8 +371,20 @@ class Parameter(Variable):
     __slots__ = ()
 
 
+class Constant(Variable):
+    """A leaf that needs no gradient (``requires_grad`` is False).
+
+    ``Function.__call__`` wraps raw arrays passed as inputs in a Constant, as
+    PyTorch treats data tensors: the caller holds no Variable whose ``.grad``
+    could be read, so backward may skip that gradient (``Linear`` and the
+    convolutions then skip the input's gradient matmul) and never stores one.
+    """
+    __slots__ = ()
+    requires_grad = False
+
+
 class _VariableHooks:
-    """Per-Variable hooks and the retain-grad flag (rare, so kept off Variable)."""
+    """The hooks and the retain-grad flag of one Variable."""
     __slots__ = ('fns', 'retain', '_next_key')
 
     def __init__(self):
@@ -352,13 +399,11 @@ class _VariableHooks:
         return _HookHandle(self.fns, key)
 
     def apply(self, var, grad):
-        """Run the hooks on ``grad``; store it in ``var.grad`` if retained."""
+        """Run the hooks on ``grad``; return it, or the replacement a hook returned."""
         for fn in list(self.fns.values()):
             new = fn(grad)
             if new is not None:
-                grad = _check_grad(new, var, f'a hook on {var!r}')
-        if self.retain:
-            var.grad = grad if var.grad is None else var.grad + grad
+                grad = _check_grad(new, var, f'a hook on {var.name or "a Variable"!r}')
         return grad
 
 
@@ -389,6 +434,28 @@ def setup_variable():
 # =============================================================================
 # Function
 # =============================================================================
+class _OutputRef(weakref.ref):
+    """The weak reference to a single-output Function's output.
+
+    It also behaves as the 1-tuple ``(self,)``: ``f.outputs[0]()``,
+    ``len(f.outputs)`` and ``for r in f.outputs`` work as for the tuple of
+    weak references a multi-output Function stores, without allocating that
+    tuple for every node of the graph (memory, and less work for the GC).
+    """
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        if index in (0, -1):
+            return self
+        raise IndexError('a single-output function has only outputs[0]')
+
+    def __len__(self):
+        return 1
+
+    def __iter__(self):
+        yield self
+
+
 class Function:
     """One operation of the graph.  Subclasses write ``forward`` (raw arrays
     in, array or tuple of arrays out), ``backward`` (one gradient Variable per
@@ -401,36 +468,48 @@ class Function:
     __slots__ = ('inputs', 'outputs', 'generation', 'output_specs', 'created_at')
 
     def __call__(self, *inputs):
+        # The hot path of the whole library: unrolled for the common one- and
+        # two-input, one-output cases; everything rare is in a helper.
+        for x in inputs:
+            if not isinstance(x, Variable):
+                inputs = _wrap_inputs(self, inputs)
+                break
+        n_in = len(inputs)
         try:
-            inputs = tuple([x if isinstance(x, Variable) else Variable(x) for x in inputs])
-        except TypeError as e:
-            raise TypeError(f'{type(self).__name__}: {e}') from None
-        try:
-            ys = self.forward(*[x.data for x in inputs])
+            if n_in == 1:
+                ys = self.forward(inputs[0].data)
+            elif n_in == 2:
+                ys = self.forward(inputs[0].data, inputs[1].data)
+            else:
+                ys = self.forward(*[x.data for x in inputs])
         except (ValueError, TypeError, IndexError) as e:
             raise _forward_error(self, inputs, e) from e
-        if ys.__class__ is not tuple:
-            ys = (ys,)
-        outputs = [Variable(y if y.__class__ is np.ndarray else as_array(y)) for y in ys]
+        if ys.__class__ is tuple:
+            return _record_outputs(self, inputs, ys)
 
+        # Build the output Variable in place (its __init__ would re-check the
+        # type and set creator/generation twice).
+        y = _new_object(Variable)
+        y.data = ys if ys.__class__ is np.ndarray else as_array(ys)
+        y.grad = None
         if Config.enable_backprop:
-            if len(inputs) == 1:
-                generation = inputs[0].generation
-            else:
-                generation = _builtin_max([x.generation for x in inputs])
+            # generation = max over inputs of (0 for a leaf, creator.generation + 1)
+            c = inputs[0].creator
+            generation = 0 if c is None else c.generation + 1
+            if n_in > 1:
+                for x in inputs[1:]:
+                    c = x.creator
+                    if c is not None and c.generation >= generation:
+                        generation = c.generation + 1
             self.generation = generation
-            generation += 1
-            for y in outputs:
-                y.creator = self
-                y.generation = generation
+            y.creator = self
             self.inputs = inputs
-            self.outputs = tuple([weakref.ref(y) for y in outputs])
-            if len(outputs) > 1:  # a dead output still needs its zero gradient
-                self.output_specs = tuple([(y.data.shape, y.data.dtype) for y in outputs])
+            self.outputs = _OutputRef(y)
+        else:
+            y.creator = None
         if _call_observers:
-            for observer in list(_call_observers):
-                observer.on_forward(self, inputs, outputs)
-        return outputs if len(outputs) > 1 else outputs[0]
+            _notify_forward(self, inputs, [y])
+        return y
 
     def forward(self, *xs):
         raise NotImplementedError(f'{type(self).__name__}.forward is not implemented')
@@ -440,6 +519,35 @@ class Function:
 
     def jvp(self, *tangents):
         raise NotImplementedError(f'{type(self).__name__}.jvp (forward mode) is not implemented')
+
+
+def _wrap_inputs(f, inputs):
+    """Raw arrays passed to a Function become Constant leaves; anything else is a TypeError."""
+    try:
+        return tuple([x if isinstance(x, Variable) else Constant(x) for x in inputs])
+    except TypeError as e:
+        raise TypeError(f'{type(f).__name__}: {e}') from None
+
+
+def _record_outputs(f, inputs, ys):
+    """The general case of ``Function.__call__``: several outputs (returned as a list)."""
+    outputs = [Variable(y if y.__class__ is np.ndarray else as_array(y)) for y in ys]
+    if Config.enable_backprop:
+        f.generation = _builtin_max([x.generation for x in inputs]) if inputs else 0
+        for y in outputs:
+            y.creator = f
+        f.inputs = inputs
+        f.outputs = tuple([weakref.ref(y) for y in outputs])
+        # An output the caller dropped still needs a zero gradient in backward.
+        f.output_specs = tuple([(y.data.shape, y.data.dtype) for y in outputs])
+    if _call_observers:
+        _notify_forward(f, inputs, outputs)
+    return outputs if len(outputs) > 1 else outputs[0]
+
+
+def _notify_forward(f, inputs, outputs):
+    for observer in list(_call_observers):
+        observer.on_forward(f, inputs, outputs)
 
 
 def _forward_error(f, inputs, e):
@@ -507,11 +615,12 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
         # What is left are leaves (their creators, if any, were never reached).
         stored = set()
         for x, g in grads.items():
-            if x._hooks is not None:
-                g = x._hooks.apply(x, g)
+            if not x.requires_grad or capture is not None and x not in capture:
+                continue
+            if _hooks_in_use and x in _variable_hooks:
+                g = _variable_hooks[x].apply(x, g)
             if capture is not None:
-                if x in capture:
-                    capture[x] = g
+                capture[x] = g
                 continue
             if id(g) in stored:  # two leaves got one object (y = a + b): own a copy each
                 g = Variable(g.data.copy())
@@ -522,15 +631,11 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
 def _output_grads(f, grads, retain_grad, capture):
     """Pop the complete gradients of ``f``'s outputs from ``grads``."""
     outputs = f.outputs
-    if len(outputs) == 1:
-        y = outputs[0]()
+    if outputs.__class__ is _OutputRef:
+        y = outputs()
         gy = grads.pop(y)
-        if y._hooks is not None:
-            gy = y._hooks.apply(y, gy)
-        if retain_grad:
-            y.grad = gy if y.grad is None else y.grad + gy
-        if capture is not None and y in capture:
-            capture[y] = gy
+        if _hooks_in_use or retain_grad or capture is not None:
+            gy = _arrived(y, gy, retain_grad, capture)
         return (gy,)
     gys = []
     for ref, (shape, dtype) in zip(outputs, f.output_specs):
@@ -540,14 +645,26 @@ def _output_grads(f, grads, retain_grad, capture):
             xp = cuda.get_array_module(f.inputs[0].data) if f.inputs else np
             gy = Variable(xp.zeros(shape, dtype))
         else:
-            if y._hooks is not None:
-                gy = y._hooks.apply(y, gy)
-            if retain_grad:
-                y.grad = gy if y.grad is None else y.grad + gy
-            if capture is not None and y in capture:
-                capture[y] = gy
+            gy = _arrived(y, gy, retain_grad, capture)
         gys.append(gy)
     return gys
+
+
+def _arrived(y, gy, retain_grad, capture):
+    """``y``'s gradient ``gy`` is complete: run its hooks, keep it where asked, return it.
+
+    It goes to ``y.grad`` with ``retain_grad`` or ``y.retain_grad()`` (never
+    while capturing: ``autograd.grad`` touches no ``.grad``), to ``capture`` if named.
+    """
+    hooks = _variable_hooks.get(y) if _hooks_in_use else None
+    if hooks is not None:
+        gy = hooks.apply(y, gy)
+        retain_grad = retain_grad or (hooks.retain and capture is None)
+    if retain_grad:
+        y.grad = gy if y.grad is None else y.grad + gy
+    if capture is not None and y in capture:
+        capture[y] = gy
+    return gy
 
 
 # =============================================================================
@@ -1112,9 +1229,12 @@ class MatMul(Function):
         if x2 is not x or W2 is not W:
             batch = np.broadcast_shapes(x2.shape[:-2], W2.shape[:-2])
             gy = reshape(gy, batch + (x2.shape[-2], W2.shape[-1]))
-        gx = _unbroadcast(matmul(gy, _swap_last(W2)), x2)
-        gW = _unbroadcast(matmul(_swap_last(x2), gy), W2)
-        return reshape(gx, x.shape), reshape(gW, W.shape)
+        gx = gW = None
+        if x.requires_grad:
+            gx = reshape(_unbroadcast(matmul(gy, _swap_last(W2)), x2), x.shape)
+        if W.requires_grad:
+            gW = reshape(_unbroadcast(matmul(_swap_last(x2), gy), W2), W.shape)
+        return gx, gW
 
     def jvp(self, dx, dW):
         x, W = self.inputs
@@ -1133,8 +1253,6 @@ def _swap_last(a):
 
 
 def matmul(x, W):
-    if not isinstance(x, Variable):
-        x = Variable(x)
     return MatMul()(x, W)
 
 

@@ -10,7 +10,7 @@ re-exports everything.
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import (Function, Variable, add_tangents, as_variable, broadcast_to, get_item,
+from dezero_kr.core import (Constant, Function, Variable, add_tangents, as_variable, broadcast_to, get_item,
                             matmul, reshape, sum, sum_to, transpose)
 
 
@@ -204,7 +204,7 @@ def _as_operand(x, like):
     if isinstance(x, Variable):
         return x
     xp = _xp(like.data)
-    return Variable(xp.asarray(x, dtype=np.result_type(like.data, x)))
+    return Constant(xp.asarray(x, dtype=np.result_type(like.data, x)))
 
 
 class Maximum(Function):
@@ -336,7 +336,7 @@ class Concat(Function):
     def jvp(self, *dxs):
         parts = []
         for x, dx in zip(self.inputs, dxs):
-            parts.append(dx if dx is not None else Variable(_xp(x.data).zeros_like(x.data)))
+            parts.append(dx if dx is not None else Constant(_xp(x.data).zeros_like(x.data)))
         return concat(parts, self.axis)
 
 
@@ -379,8 +379,8 @@ class Linear(Function):
 
     def backward(self, gy):
         x, W = self.inputs[:2]
-        gx = matmul(gy, transpose(W))
-        gW = matmul(transpose(x), gy)
+        gx = matmul(gy, transpose(W)) if x.requires_grad else None  # skip for data batches
+        gW = matmul(transpose(x), gy) if W.requires_grad else None
         if len(self.inputs) == 2:
             return gx, gW
         return gx, gW, sum_to(gy, self.inputs[2].shape)

@@ -10,6 +10,12 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsumexp,  # noqa: F401
                                    max_backward_shape, pair, reshape_sum_backward, sum_to)
 from dezero_kr.core import Variable, no_grad
+from dezero_kr.download import get_file  # noqa: F401
+
+# DeZero's utils.cache_dir is a path string; ours follows $DEZERO_KR_CACHE at import
+# time (download.cache_dir() reads it on every call).
+from dezero_kr.download import cache_dir as _cache_dir  # noqa: E402
+cache_dir = _cache_dir()
 
 
 def _as_float64_copy(x):
