@@ -3,8 +3,8 @@
 덧셈처럼 입력이 둘 이상인 함수, 출력이 둘 이상인 함수를 다루려면 Function이 변수 하나가
 아니라 "변수 리스트"를 주고받아야 한다. 이 단계에서는 입력도 리스트, 출력도 리스트(튜플)다.
 
-* Function.__call__(inputs) (나머지는 09단계 Function 그대로): inputs 리스트의 data를 꺼내 forward(xs)에 넘기고, 돌아온 ys를
-  각각 Variable에 담아 outputs 리스트로 돌려준다.
+* Function.__call__(inputs): inputs 리스트의 data를 꺼내 forward(xs)에 넘기고, 돌아온 ys를
+  각각 Variable에 담아 outputs 리스트로 돌려준다. (나머지는 09단계 Function 그대로)
 * 계산 그래프 연결(set_creator, inputs/outputs 기억)은 link 메서드로 따로 뺀다.
   뒤 단계(16~18)에서 그래프 연결 방식만 바꿀 때 이 메서드만 고치면 된다.
 * Add: 첫 번째 다입력 함수.
@@ -25,7 +25,7 @@ class Function(step09.Function):
     def __call__(self, inputs):
         xs = [x.data for x in inputs]
         ys = self.forward(xs)
-        outputs = [type(inputs[0])(as_array(y)) for y in ys]
+        outputs = [type(inputs[0])(as_array(y)) for y in ys]  # 출력은 입력과 같은 클래스로(02단계)
         self.link(inputs, outputs)
         return outputs
 
