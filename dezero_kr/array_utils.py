@@ -66,7 +66,8 @@ def logsumexp(x, axis=1):
     m = x.max(axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)  # an all -inf row stays -inf, not nan
     s = xp.exp(x - m).sum(axis=axis, keepdims=True)
-    return xp.log(s) + m
+    with np.errstate(divide='ignore'):  # log(0) = -inf is the right answer here
+        return xp.log(s) + m
 
 
 def pair(x):
