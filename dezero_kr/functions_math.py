@@ -152,7 +152,7 @@ def sqrt(x):
 
 
 class Abs(Function):
-    """y = |x|; dL/dx = gy * sign(x) (0 at x = 0, as NumPy's sign)."""
+    """y = abs(x); dL/dx = gy * sign(x) (0 at x = 0, as NumPy's sign)."""
     __slots__ = ()
 
     def forward(self, x):

@@ -1,0 +1,30 @@
+"""Sphinx configuration: Korean MyST Markdown pages, API reference from docstrings,
+math rendered by a bundled MathJax (no network when building or reading)."""
+import os
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+sys.path.insert(0, ROOT)
+
+project = 'dezero_kr'
+author = 'dezero_kr developers'
+language = 'ko'
+copyright = '2026, dezero_kr developers'
+
+extensions = [
+    'myst_parser',
+    'sphinx.ext.autodoc',
+    'sphinx-mathjax-offline',  # ships MathJax inside the built site
+]
+myst_enable_extensions = ['dollarmath', 'amsmath', 'colon_fence']
+myst_heading_anchors = 3
+source_suffix = {'.md': 'markdown'}
+exclude_patterns = ['_build', 'README.md']
+root_doc = 'index'
+
+autodoc_member_order = 'bysource'
+autodoc_default_options = {'members': True, 'undoc-members': False}
+
+html_theme = 'alabaster'
+html_static_path = ['_static']
+html_title = 'dezero_kr'
