@@ -28,7 +28,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import (Config, Constant, Function, Variable, array_types, backprop, no_grad,
-                            observing)
+                            observing, using_config)
 
 __all__ = ['grad', 'vjp', 'jvp', 'jacobian', 'hessian', 'detect_anomaly', 'AnomalyError',
            'gradcheck', 'GradcheckError']
@@ -154,7 +154,8 @@ def vjp(f, *primals, v=None, create_graph=False):
     xs = tuple(_as_primal(p, 'vjp', i) for i, p in enumerate(primals))
     if not xs:
         raise ValueError('vjp: give at least one primal')
-    ys = f(*xs)
+    with using_config('enable_backprop', True):  # a reverse pass needs the graph, even in no_grad
+        ys = f(*xs)
     gs = grad(_outputs_of(ys, 'vjp'), xs, grad_outputs=v, create_graph=create_graph,
               materialize_grads=True)
     return ys, gs[0] if len(xs) == 1 else gs
@@ -214,7 +215,12 @@ class _ForwardLevel:
             f.inputs = inputs
             f.outputs = tuple([weakref.ref(y) for y in outputs])
         try:
-            return f.jvp(*tangents)
+            if _levels[0] is self:
+                return f.jvp(*tangents)
+            # An outer level differentiates this rule: rules that use raw arrays
+            # when nothing is recorded must build their local derivatives as ops.
+            with using_config('enable_backprop', True):
+                return f.jvp(*tangents)
         finally:
             for level in silenced:
                 level.paused -= 1
@@ -222,7 +228,16 @@ class _ForwardLevel:
                 del f.inputs, f.outputs
 
     def on_backward(self, f, gys, gxs):
-        """Nothing to do: the ops inside ``backward`` are observed through ``on_forward``."""
+        # The ops of a backward rule are observed through on_forward, but only a
+        # rule that records (create_graph=True) builds all of its local
+        # derivatives as ops; otherwise some are raw arrays and tangents would be wrong.
+        if self.paused or Config.enable_backprop:
+            return
+        get = self.tangents.get
+        if any(get(v) is not None for v in f.inputs) or any(get(g) is not None for g in gys):
+            raise RuntimeError(f'jvp: the backward of {type(f).__name__} ran inside jvp without '
+                               f'create_graph=True; forward-over-reverse (a jvp of a gradient) '
+                               f'needs grad(..., create_graph=True) or backward(create_graph=True)')
 
 
 def jvp(f, primals, tangents):
@@ -284,7 +299,8 @@ def jacobian(f, x, mode='auto'):
     x = _as_primal(x, 'jacobian', 0)
     if mode == 'forward':
         return _forward_jacobian(f, x)
-    y = _single_output(f(x), 'jacobian')
+    with using_config('enable_backprop', True):
+        y = _single_output(f(x), 'jacobian')
     if mode == 'auto' and x.data.size < y.data.size:
         return _forward_jacobian(f, x)
     return _reverse_jacobians(y, [x])[0].reshape(y.shape + x.shape)
@@ -334,7 +350,8 @@ def hessian(f, x):
     x = _as_primal(x, 'hessian', 0)
 
     def gradient(x):
-        y = _single_output(f(x), 'hessian')
+        with using_config('enable_backprop', True):  # no_grad around hessian must not zero it
+            y = _single_output(f(x), 'hessian')
         if y.data.size != 1:
             raise ValueError(f'hessian: f must return one element, got shape {y.shape}')
         return grad(y, x, create_graph=True, materialize_grads=True)[0]

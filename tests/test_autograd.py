@@ -258,6 +258,31 @@ def test_nested_jvp_gives_second_directional_derivatives():
     assert uHv.data == pytest.approx(u @ H @ v, rel=1e-12)
 
 
+def test_nested_jvp_and_hessian_are_exact_under_no_grad():
+    # functions_nn's rules use raw arrays when nothing is recorded; an outer level
+    # must still see the inner rule's local derivatives as ops.
+    nn = pytest.importorskip('dezero_kr.functions_nn')
+    x = np.array([0.3, -1.2])
+    s = 1 / (1 + np.exp(-x))
+    exact = s * (1 - s) * (1 - 2 * s)
+
+    def first(x):
+        return jvp(nn.sigmoid, (x,), (np.ones(2),))[1]
+    with no_grad():
+        _, second = jvp(first, (x,), (np.ones(2),))
+        H = hessian(lambda x: F.sum(nn.sigmoid(x)), x)
+    np.testing.assert_allclose(second.data, exact)
+    np.testing.assert_allclose(H, np.diag(exact))
+
+
+def test_jvp_of_a_gradient_needs_create_graph():
+    x = _rand(3)
+    with pytest.raises(RuntimeError, match='without create_graph=True'):
+        jvp(lambda x: grad(F.sum(F.sin(x) * x), x)[0], (x,), (np.ones(3),))
+    _, t = jvp(lambda x: grad(F.sum(F.sin(x)), x, create_graph=True)[0], (x,), (np.ones(3),))
+    np.testing.assert_allclose(t.data, -np.sin(x))
+
+
 def test_jvp_argument_errors():
     x = _rand(3)
     with pytest.raises(ValueError, match=r'tangent #0 has shape \(2,\).*shape \(3,\)'):
