@@ -450,16 +450,23 @@ class Pooling(_MaxPoolingBase):
     def forward(self, x):
         _check_4d('pooling', 'x', x)
         self.input_shape = x.shape
-        # Under no_grad nothing will ask for the argmax: skip finding it.
+        # Under no_grad no backward will ask for the argmax: skip finding it
+        # (forward mode may still ask: then _recorded_state finds it late).
         y, self.positions = _max_pool_array(x, self.kernel_size, self.stride, self.pad,
                                             with_positions=Config.enable_backprop)
         return y
 
+    def _recorded_state(self):
+        if self.positions is None:
+            _, self.positions = _max_pool_array(self.inputs[0].data, self.kernel_size, self.stride,
+                                                self.pad, with_positions=True)
+        return self
+
     def backward(self, gy):
-        return Pooling2DGrad(self)(gy)
+        return Pooling2DGrad(self._recorded_state())(gy)
 
     def jvp(self, dx):
-        return Pooling2DWithIndexes(self)(dx)
+        return Pooling2DWithIndexes(self._recorded_state())(dx)
 
 
 def pooling(x, kernel_size, stride=1, pad=0):

@@ -410,6 +410,17 @@ def test_jvp_pooling_family():
     check_jvp(lambda: Pooling2DWithIndexes(pool), [randn(*x.shape)])
 
 
+def test_forward_mode_of_pooling_under_no_grad():
+    # Under no_grad the forward pass skips the argmax; forward mode still needs it.
+    from dezero_kr.autograd import jvp
+    x, v = distinct(1, 2, 5, 4), randn(1, 2, 5, 4)
+    with no_grad():
+        y, t = jvp(lambda a: pooling(a, 2, 2, 1), (x,), (v,))
+    eps = 1e-6
+    numeric_t = (pooling(x + eps * v, 2, 2, 1).data - pooling(x - eps * v, 2, 2, 1).data) / (2 * eps)
+    assert np.allclose(t.data, numeric_t)
+
+
 def test_jvp_im2col_col2im():
     x = randn(2, 2, 5, 4)
     for to_matrix in (True, False):
