@@ -126,7 +126,9 @@ _variable_names = weakref.WeakKeyDictionary()
 
 # Hooks and retain-grad flags are rare, so they live in this side table instead
 # of a slot on every Variable (a slot costs 8 bytes on each of millions of nodes).
-# ``_hooks_in_use`` turns True with the first hook: until then backprop does
+# ``_hooks_in_use`` turns True with the first hook and is re-read from the table
+# at the start of each backprop (removing the last hook deletes the entry): while
+# no Variable has a hook or a retain flag, backprop does
 # not even look the table up.
 _variable_hooks = weakref.WeakKeyDictionary()
 _hooks_in_use = False
@@ -251,7 +253,7 @@ class Variable:
         The hook may return a Variable/ndarray to replace the gradient (which
         then flows on), or None to keep it.  Returns a handle with ``.remove()``.
         """
-        return _hooks_of(self).add(hook)
+        return _hooks_of(self).add(hook, self)
 
     def retain_grad(self):
         """Keep this non-leaf Variable's gradient in ``.grad`` after backward."""
@@ -383,20 +385,21 @@ class Constant(Variable):
     requires_grad = False
 
 
+_hook_keys = itertools.count()
+
+
 class _VariableHooks:
     """The hooks and the retain-grad flag of one Variable."""
-    __slots__ = ('fns', 'retain', '_next_key')
+    __slots__ = ('fns', 'retain')
 
     def __init__(self):
         self.fns = {}
         self.retain = False
-        self._next_key = 0
 
-    def add(self, fn):
-        key = self._next_key
-        self._next_key += 1
+    def add(self, fn, var):
+        key = next(_hook_keys)  # unique for the process: a stale handle never hits a new hook
         self.fns[key] = fn
-        return _HookHandle(self.fns, key)
+        return _HookHandle(var, key)
 
     def apply(self, var, grad):
         """Run the hooks on ``grad``; return it, or the replacement a hook returned."""
@@ -408,13 +411,18 @@ class _VariableHooks:
 
 
 class _HookHandle:
-    __slots__ = ('_fns', '_key')
+    __slots__ = ('_var', '_key')
 
-    def __init__(self, fns, key):
-        self._fns, self._key = fns, key
+    def __init__(self, var, key):
+        self._var, self._key = weakref.ref(var), key
 
     def remove(self):
-        self._fns.pop(self._key, None)
+        var = self._var()
+        hooks = _variable_hooks.get(var) if var is not None else None
+        if hooks is not None:
+            hooks.fns.pop(self._key, None)
+            if not hooks.fns and not hooks.retain:  # nothing left: backprop may skip the table
+                del _variable_hooks[var]
 
 
 def _check_grad(g, var, what):
@@ -576,6 +584,8 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
     into ``.grad``.  ``capture`` a dict: gradients of the Variables it names
     are stored in it, and no ``.grad`` is touched (``autograd.grad``).
     """
+    global _hooks_in_use
+    _hooks_in_use = len(_variable_hooks) > 0  # hooks removed or their Variables gone: skip
     heap = []
     seen = set()
     tie = itertools.count()

@@ -192,3 +192,22 @@ def test_detach_shares_data_and_stops_the_gradient():
     assert d.grad is None
     x.data[0] = 5.0
     assert x.detach().data is x.data
+
+
+def test_removing_the_last_hook_turns_the_hook_machinery_off():
+    from dezero_kr import core
+    x = _v(1.0)
+    h = x * 2
+    first = h.register_hook(lambda g: g * 2)
+    first.remove()
+    assert h not in core._variable_hooks
+    calls = []
+    h.register_hook(lambda g: calls.append(1))
+    first.remove()  # a stale handle must not remove the newer hook
+    (h * 1).backward()
+    assert calls == [1]
+    del h
+    import gc
+    gc.collect()
+    (_v(1.0) * 2).backward()
+    assert not core._hooks_in_use  # no Variable has a hook: backprop skips the table again
