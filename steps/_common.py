@@ -1,0 +1,43 @@
+"""23단계 이후의 스크립트가 함께 쓰는 작은 도우미 (단계가 아니라 부품이다).
+
+여기 있는 것은 "배울 내용"이 아니라 출력을 정리하는 잔일이다. 각 단계는 이 파일 없이도 위에서
+아래로 읽히도록, 여기서는 세 가지만 한다.
+
+* FAST: 테스트(tests/test_steps.py)는 DEZERO_KR_FAST=1로 단계를 실행한다. 학습하는 단계는 이
+  값을 보고 반복 횟수를 줄인다. 직접 실행할 때는(변수가 없으면) 책과 같은 설정으로 돈다.
+* graph_size(y): y를 만든 계산 그래프의 함수/변수 개수. 재귀 없이 목록 하나로 거슬러 올라간다.
+* save_graph(y, 파일 이름): 그래프를 DOT 텍스트와 그림으로 현재 폴더에 쓴다. 그림을 그릴
+  프로그램(Graphviz의 dot 또는 graphviz-pure)이 없어도 멈추지 않는다. 어떤 파일을 썼는지는
+  표준 오류(stderr)로 알린다: 표준 출력은 어느 컴퓨터에서나 같아야 정답 파일과 비교할 수 있다.
+"""
+import os
+import sys
+
+from dezero_kr.graph import GraphRenderError, plot_dot_graph
+
+FAST = os.environ.get('DEZERO_KR_FAST') == '1'
+
+
+def graph_size(*outputs):
+    """outputs를 만든 그래프의 (함수 개수, 변수 개수). 잎 변수(입력)도 센다."""
+    funcs, variables = set(), set()
+    stack = list(outputs)
+    while stack:
+        v = stack.pop()
+        if id(v) in variables:
+            continue
+        variables.add(id(v))
+        f = v.creator
+        if f is not None and id(f) not in funcs:
+            funcs.add(id(f))
+            stack.extend(f.inputs)
+    return len(funcs), len(variables)
+
+
+def save_graph(output, to_file, **options):
+    """plot_dot_graph로 to_file(그림)과 같은 이름의 .dot을 쓴다. 그리기 실패는 알리고 넘어간다."""
+    try:
+        path = plot_dot_graph(output, to_file=to_file, **options)
+        print(f'[그림 저장] {path}', file=sys.stderr)
+    except GraphRenderError as e:  # 렌더러가 없거나 실패: .dot 텍스트는 이미 써 두었다
+        print(f'[그림 생략] {e}', file=sys.stderr)

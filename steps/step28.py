@@ -1,0 +1,54 @@
+"""28단계: 함수 최적화 -- 로젠브록 함수를 경사하강법으로
+
+    rosenbrock(x0, x1) = 100 (x1 - x0^2)^2 + (1 - x0)^2     최솟값 0, 위치 (1, 1)
+
+바나나 모양의 좁고 휜 골짜기 바닥에 최솟값이 있어서 경사하강법이 느리게 수렴하는 것으로 유명한
+함수다. 기울기는 가장 가파르게 올라가는 방향이므로, 그 반대로 조금씩(학습률 lr) 움직인다.
+
+    x <- x - lr * dy/dx
+
+여기서는 책처럼 dezero_kr.core_simple을 쓴다: 같은 엔진이지만 x.grad가 Variable이 아니라
+ndarray라서 `x0.data -= lr * x0.grad` 처럼 배열끼리 바로 계산할 수 있다. 반복마다 기울기를 지워야
+한다(cleargrad). 지우지 않으면 backward가 기울기를 이전 값에 더한다(누적).
+
+반복 횟수: DEZERO_KR_FAST=1(테스트)이면 1,000회로 골짜기 안쪽까지만 간다. 그냥 실행하면 책처럼
+50,000회로 (1, 1)에 도착한다 (2코어 컴퓨터에서 약 10초).
+
+출력에서 볼 것
+* 시작점 (0, 2)에서의 기울기 (-2, 400): x1 방향이 훨씬 가파르다.
+* 반복이 진행되며 (x0, x1)이 (1, 1)로 다가가고 y가 0으로 줄어드는 모습. 초반에는 빠르고
+  골짜기에 들어간 뒤에는 매우 느리다.
+"""
+import numpy as np
+
+from dezero_kr.core_simple import Variable
+
+from _common import FAST
+
+
+def rosenbrock(x0, x1):
+    return 100 * (x1 - x0 ** 2) ** 2 + (1 - x0) ** 2
+
+
+if __name__ == '__main__':
+    x0 = Variable(np.array(0.0))
+    x1 = Variable(np.array(2.0))
+    y = rosenbrock(x0, x1)
+    y.backward()
+    print(f'시작점 (0, 2): y = {float(y.data)}, 기울기 = ({x0.grad}, {x1.grad}), '
+          f'기울기의 타입 = {type(x0.grad).__name__}')
+
+    lr = 0.001
+    iters = 1000 if FAST else 50000
+    print(f'\n경사하강법: lr = {lr}, 반복 {iters}회')
+    for i in range(iters + 1):
+        x0.cleargrad()
+        x1.cleargrad()
+        y = rosenbrock(x0, x1)
+        if i % (iters // 10) == 0:
+            print(f'  {i:6d}회: x0 = {float(x0.data):.6f}  x1 = {float(x1.data):.6f}  y = {float(y.data):.4e}')
+        if i == iters:
+            break
+        y.backward()
+        x0.data -= lr * x0.grad
+        x1.data -= lr * x1.grad
