@@ -17,15 +17,13 @@ PyTorch (``torch``) and DeZero (``DEZERO_PATH`` = a folder holding the
 
     python -m bench cnn [--iters 10] [--repeat 15]
 """
-import bench._timing  # noqa: F401,I001  (first: one BLAS thread before NumPy loads)
+import bench._timing as timing  # noqa: I001  (first: one BLAS thread before NumPy loads)
 
 import argparse
-import gc
 import importlib
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 
@@ -65,13 +63,8 @@ def _functions():
                                  reshape=core.reshape)
 
 
-def dezero_kr_step_fn(x, t, weights):
-    import dezero_kr.layers as L
-    from dezero_kr.models import Model
-    from dezero_kr.optimizers import SGD
-
-    F = _functions()
-
+def framework_step_fn(x, t, weights, F, L, Model, SGD):
+    """The step on a DeZero-like library: its F (functions), L (layers), Model and SGD."""
     class SmallCNN(Model):
         def __init__(self):
             super().__init__()
@@ -95,6 +88,13 @@ def dezero_kr_step_fn(x, t, weights):
         optimizer.update()
 
     return step, [p.data for p in params]
+
+
+def dezero_kr_step_fn(x, t, weights):
+    import dezero_kr.layers as L
+    from dezero_kr.models import Model
+    from dezero_kr.optimizers import SGD
+    return framework_step_fn(x, t, weights, _functions(), L, Model, SGD)
 
 
 # =============================================================================
@@ -205,44 +205,13 @@ def dezero_step_fn(x, t, weights):
         dezero = importlib.import_module('dezero')
     except Exception:
         return None, None
-    F, Lz = dezero.functions, dezero.layers
-
-    class SmallCNN(dezero.Model):
-        def __init__(self):
-            super().__init__()
-            self.conv = Lz.Conv2d(OC, K, stride=1, pad=1, in_channels=C)
-            self.fc = Lz.Linear(CLASSES, in_size=FEATURES)
-
-        def forward(self, x):
-            h = F.pooling(F.relu(self.conv(x)), 2, 2)
-            return self.fc(F.reshape(h, (h.shape[0], -1)))
-
-    model = SmallCNN()
-    params = [model.conv.W, model.conv.b, model.fc.W, model.fc.b]
-    for p, w in zip(params, weights):
-        p.data = w.copy()
-    optimizer = dezero.optimizers.SGD(LR).setup(model)
-
-    def step():
-        loss = F.softmax_cross_entropy(model(x), t)
-        model.cleargrads()
-        loss.backward()
-        optimizer.update()
-
-    return step, [p.data for p in params]
+    return framework_step_fn(x, t, weights, dezero.functions, dezero.layers, dezero.Model,
+                             dezero.optimizers.SGD)
 
 
 # =============================================================================
 # Driver
 # =============================================================================
-def timed(step, iters):
-    gc.collect()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        step()
-    return (time.perf_counter() - t0) / iters
-
-
 def run(iters=10, repeat=15):
     x, t = make_data()
     weights = initial_weights()
@@ -262,11 +231,14 @@ def run(iters=10, repeat=15):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=name)
     assert all(p.dtype == np.float32 for p in finals['dezero_kr'])
 
-    samples = {name: [] for name in steps}
-    for _ in range(repeat):  # interleaved, so load changes hit all alike
-        for name, step in steps.items():
-            samples[name].append(timed(step, iters))
-    return samples
+    def many(step):
+        def run_iters():
+            for _ in range(iters):
+                step()
+        return run_iters
+
+    samples = timing.interleave({name: many(step) for name, step in steps.items()}, repeat)
+    return {name: [s / iters for s in seconds] for name, seconds in samples.items()}
 
 
 def main(argv=None):

@@ -95,8 +95,10 @@ def _windows(img, kernel, stride, out_hw):
     N, C = img.shape[:2]
     s0, s1, s2, s3 = img.strides
     (KH, KW), (SH, SW), (OH, OW) = kernel, stride, out_hw
-    return xp.lib.stride_tricks.as_strided(
-        img, (N, C, KH, KW, OH, OW), (s0, s1, s2, s3, s2 * SH, s3 * SW), writeable=False)
+    shape, strides = (N, C, KH, KW, OH, OW), (s0, s1, s2, s3, s2 * SH, s3 * SW)
+    if xp is np:  # windows overlap: a write through the view would hit several of them
+        return np.lib.stride_tricks.as_strided(img, shape, strides, writeable=False)
+    return xp.lib.stride_tricks.as_strided(img, shape, strides)  # CuPy has no `writeable`
 
 
 def _col(x, kernel, stride, pad, out_hw):
@@ -391,9 +393,13 @@ class _MaxPoolingBase(Function):
     """
     __slots__ = ('kernel_size', 'stride', 'pad', 'input_shape', 'positions')
 
-    def _copy_state(self, src):
-        self.kernel_size, self.stride, self.pad = src.kernel_size, src.stride, src.pad
-        self.input_shape, self.positions = src.input_shape, src.positions
+    def __init__(self, mpool2d):
+        # Copy the state (not a reference to mpool2d: that would keep its graph alive).
+        self.kernel_size, self.stride, self.pad = mpool2d.kernel_size, mpool2d.stride, mpool2d.pad
+        self.input_shape, self.positions = mpool2d.input_shape, mpool2d.positions
+
+    def jvp(self, dx):
+        return type(self)(self)(dx)  # a linear map is its own forward-mode rule
 
     def _padded_shape(self):
         N, C, H, W = self.input_shape
@@ -477,12 +483,9 @@ def pooling(x, kernel_size, stride=1, pad=0):
 class Pooling2DGrad(_MaxPoolingBase):
     """gx = zeros(x.shape) with gy added at the pooled positions (linear in gy).
 
-    dL/dgy = Pooling2DWithIndexes(ggx): the gather at the same positions.
+    Built from a ``Pooling`` (or either companion).  dL/dgy = Pooling2DWithIndexes(ggx).
     """
     __slots__ = ()
-
-    def __init__(self, mpool2d):
-        self._copy_state(mpool2d)
 
     def forward(self, gy):
         return self._scatter(gy)
@@ -490,28 +493,19 @@ class Pooling2DGrad(_MaxPoolingBase):
     def backward(self, ggx):
         return Pooling2DWithIndexes(self)(ggx)
 
-    def jvp(self, dgy):
-        return Pooling2DGrad(self)(dgy)
-
 
 class Pooling2DWithIndexes(_MaxPoolingBase):
     """y = x at the positions a max pooling chose (linear in x: no new argmax).
 
-    dL/dx = Pooling2DGrad(gy).
+    Built from a ``Pooling`` (or either companion).  dL/dx = Pooling2DGrad(gy).
     """
     __slots__ = ()
-
-    def __init__(self, mpool2d):
-        self._copy_state(mpool2d)
 
     def forward(self, x):
         return self._gather(x)
 
     def backward(self, gy):
         return Pooling2DGrad(self)(gy)
-
-    def jvp(self, dx):
-        return Pooling2DWithIndexes(self)(dx)
 
 
 class AveragePooling(Function):

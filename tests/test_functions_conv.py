@@ -210,22 +210,22 @@ def test_im2col_returns_new_memory():
 # =============================================================================
 # First-order gradients against central differences (float64)
 # =============================================================================
+@pytest.mark.parametrize('fn,x_shape,channels', [(conv2d, (2, 3, 6, 5), (4, 3)),
+                                                 (deconv2d, (2, 3, 4, 3), (3, 2))])
 @pytest.mark.parametrize('stride,pad,kernel', CONV_CASES)
-def test_conv2d_backward(stride, pad, kernel):
+def test_conv2d_deconv2d_backward(fn, x_shape, channels, stride, pad, kernel):
+    out_channels = channels[0] if fn is conv2d else channels[1]
+    x, W, b = randn(*x_shape), randn(*channels, *kernel), randn(out_channels)
+    assert gradient_check(lambda v: fn(v, W, b, stride, pad), x)
+    assert gradient_check(lambda v: fn(x, v, b, stride, pad), W)
+    assert gradient_check(lambda v: fn(x, W, v, stride, pad), b)
+
+
+@pytest.mark.parametrize('stride,pad,kernel', CONV_CASES)
+def test_conv2d_simple_backward(stride, pad, kernel):
     x, W, b = randn(2, 3, 6, 5), randn(4, 3, *kernel), randn(4)
-    assert gradient_check(lambda v: conv2d(v, W, b, stride, pad), x)
-    assert gradient_check(lambda v: conv2d(x, v, b, stride, pad), W)
-    assert gradient_check(lambda v: conv2d(x, W, v, stride, pad), b)
     assert gradient_check(lambda v: conv2d_simple(x, v, b, stride, pad), W)
     assert gradient_check(lambda v: conv2d_simple(v, W, b, stride, pad), x)
-
-
-@pytest.mark.parametrize('stride,pad,kernel', CONV_CASES)
-def test_deconv2d_backward(stride, pad, kernel):
-    x, W, b = randn(2, 3, 4, 3), randn(3, 2, *kernel), randn(2)
-    assert gradient_check(lambda v: deconv2d(v, W, b, stride, pad), x)
-    assert gradient_check(lambda v: deconv2d(x, v, b, stride, pad), W)
-    assert gradient_check(lambda v: deconv2d(x, W, v, stride, pad), b)
 
 
 def test_deconv2d_backward_with_outsize():
