@@ -285,7 +285,9 @@ class _DotWriter:
         self.show_grads = show_grads
         self.mark_nonfinite = mark_nonfinite
         self.mark_constants = mark_constants
+        self.plain = limit < 0 and not show_grads and not mark_nonfinite
         self._bad = {}
+        self._shape_dtype = {}
 
     def write(self, walk, roots, runs):
         for v, g in walk.grad_links:  # an unnamed gradient of x is labelled x.grad
@@ -335,11 +337,17 @@ class _DotWriter:
 
     # --- Variable nodes ------------------------------------------------------
     def var_attrs(self, v):
-        name = self.labels.get(v, v.name)
+        name = self.labels.get(v, v.name) if self.labels else v.name
         data = v.data
-        text = '' if name is None else str(name)
         if self.verbose and data is not None:
-            text = f'{text}{": " if name is not None else ""}{data.shape} {data.dtype}'
+            text = self.shape_dtype(data)
+            if name is not None:
+                text = f'{name}: {text}'
+        else:
+            text = '' if name is None else str(name)
+        style = _CONST_STYLE if self.mark_constants and not v.requires_grad else _VAR_STYLE
+        if self.plain:
+            return f'label="{_escape(text)}", {style}'
         lines = [text] if text else []
         if self.limit >= 0 and data is not None and data.size <= self.limit:
             lines.extend(_format_values(data).split('\n'))
@@ -349,11 +357,15 @@ class _DotWriter:
         if bad:
             lines.append(f'!! {bad}')
             style = _BAD_VAR_STYLE
-        elif self.mark_constants and not v.requires_grad:
-            style = _CONST_STYLE
-        else:
-            style = _VAR_STYLE
         return f'label="{_escape(chr(10).join(lines))}", {style}'
+
+    def shape_dtype(self, data):
+        # str(dtype) is slow Python code in NumPy; a graph has few distinct (shape, dtype).
+        key = (data.shape, data.dtype)
+        text = self._shape_dtype.get(key)
+        if text is None:
+            text = self._shape_dtype[key] = f'{data.shape} {data.dtype}'
+        return text
 
     def grad_text(self, g):
         if self.limit >= 0 and g.size <= self.limit:
@@ -420,6 +432,8 @@ def _format_values(arr):
     a = cuda.as_numpy(arr)
     if a.ndim == 0:
         return _fmt_number(a.item())
+    if a.ndim == 1 and a.dtype.kind in 'biuf':  # the common case, without array2string's cost
+        return '[' + ', '.join([_fmt_number(e) for e in a.tolist()]) + ']'
     return np.array2string(a, separator=', ', threshold=a.size + 1, max_line_width=60,
                            formatter={'float_kind': _fmt_number, 'complex_kind': _fmt_number})
 

@@ -1,5 +1,6 @@
 """Graph export: DOT text (golden), node uniqueness, determinism, escaping, big graphs,
 higher-order graphs, and real renders with each available renderer."""
+import importlib.util
 import os
 import re
 import shutil
@@ -643,3 +644,46 @@ def test_notebooks_display_the_returned_path(tmp_path):
     svg = plot_dot_graph(L, to_file=tmp_path / 'g.svg')
     data, _ = formatters.DisplayFormatter().format(svg)
     assert '<svg' in data['image/svg+xml'] and 'image/png' not in data
+
+
+def test_param_names_from_a_real_model():
+    models = pytest.importorskip('dezero_kr.models')
+    model = models.MLP((4, 1))
+    y = model(np.ones((2, 3)))
+    nodes, _ = nodes_and_edges(get_dot_graph(y, param_names=model))
+    labels = {label_of(a): a for a in nodes.values()}
+    for path, p in model.named_params():
+        assert labels[f'{path}: {p.shape} {p.dtype}'].endswith('color=orange, style=filled')
+    assert labels['(2, 3) float64'].endswith('color=lightgray, style=filled')  # the data batch
+
+
+# =============================================================================
+# The pictures in docs/graph.md
+# =============================================================================
+def load_make_graphs():
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        'docs', 'make_graphs.py')
+    spec = importlib.util.spec_from_file_location('make_graphs', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docs_pictures_match_the_code():
+    make_graphs = load_make_graphs()
+    assert make_graphs.check(make_graphs.DEFAULT_OUT) == [], \
+        'docs/_static/graphs is stale: run `python docs/make_graphs.py`'
+
+
+@ANY_RENDERER
+def test_make_graphs_writes_every_picture(tmp_path):
+    make_graphs = load_make_graphs()
+    out = tmp_path / 'graphs'
+    assert make_graphs.main(['--out', str(out)]) == 0
+    stems = [stem for stem, _, _ in make_graphs.examples()]
+    assert sorted(os.listdir(out)) == sorted([f'{s}.dot' for s in stems] + [f'{s}.svg' for s in stems])
+    assert make_graphs.check(str(out)) == []
+    for stem in stems:
+        nodes, _ = nodes_and_edges((out / f'{stem}.dot').read_text(encoding='utf-8'))
+        assert svg_nodes(out / f'{stem}.svg')[1] == len(nodes)
+    assert os.listdir(tmp_path) == ['graphs']  # its temporary folder is gone
