@@ -41,4 +41,5 @@ if __name__ == '__main__':
 
     print('\nK=3, P=1 일 때 입력 크기별 출력 크기 (S=1 / S=2):')
     for H in (5, 6, 7, 8, 32, 224):
-        print(f'  H = {H:3d}:  S=1 -> {get_conv_outsize(H, 3, 1, 1):3d},  S=2 -> {get_conv_outsize(H, 3, 2, 1):3d}')
+        same, half = get_conv_outsize(H, 3, 1, 1), get_conv_outsize(H, 3, 2, 1)
+        print(f'  H = {H:3d}:  S=1 -> {same:3d},  S=2 -> {half:3d}')
