@@ -57,8 +57,8 @@ from dezero_kr import cuda
 from dezero_kr.core import Function, Variable, array_types
 from dezero_kr.download import atomic_write
 
-__all__ = ['get_dot_graph', 'plot_dot_graph', 'find_renderer', 'RenderedGraph',
-           'GraphRenderError', 'RendererNotFoundError', 'RENDERER_ENV']
+__all__ = ['get_dot_graph', 'plot_dot_graph', 'find_renderer', 'find_graphviz_pure',
+           'RenderedGraph', 'GraphRenderError', 'RendererNotFoundError', 'RENDERER_ENV']
 
 RENDERER_ENV = 'DEZERO_KR_DOT'
 DEFAULT_VALUE_LIMIT = 10      # show_values=True: tensors of at most this many elements
@@ -117,7 +117,11 @@ def get_dot_graph(output, verbose=True, *, param_names=None, show_values=False,
         raise ValueError(f'get_dot_graph: max_depth must be None or an int >= 0, got {max_depth!r}')
     min_run = _min_run(collapse)
     walk = _walk(roots, max_depth, follow_grads)
-    labels = _param_labels(param_names)  # a fresh dict: the writer adds x.grad labels
+    labels = _param_labels(param_names)
+    for v, g in walk.grad_links:  # an unnamed gradient of x is labelled x.grad
+        name = labels.get(v, v.name)
+        if g.name is None and g not in labels and name is not None:
+            labels[g] = f'{name}.grad'
     writer = _DotWriter(verbose, labels, limit, show_grads, mark_nonfinite, mark_constants)
     runs = _find_runs(walk, roots, labels, writer, follow_grads, min_run) if min_run else {}
     return writer.write(walk, roots, runs)
@@ -155,7 +159,8 @@ def _min_run(collapse):
         return 0
     if isinstance(collapse, int) and collapse >= 2:
         return collapse
-    raise ValueError(f'get_dot_graph: collapse must be a bool or a run length >= 2, got {collapse!r}')
+    raise ValueError(f'get_dot_graph: collapse must be a bool or a run length >= 2, '
+                     f'got {collapse!r}')
 
 
 def _param_labels(param_names):
@@ -239,6 +244,7 @@ def _find_runs(walk, roots, labels, writer, follow_grads, min_run):
     parameter, no followed grad, no NaN/inf mark).
     """
     keep = set(roots)
+    keep.update(g for _, g in walk.grad_links)
     nxt = {}
     prevs = collections.defaultdict(list)
     for f in walk.funcs:
@@ -290,10 +296,6 @@ class _DotWriter:
         self._shape_dtype = {}
 
     def write(self, walk, roots, runs):
-        for v, g in walk.grad_links:  # an unnamed gradient of x is labelled x.grad
-            name = self.labels.get(v, v.name)
-            if g.name is None and g not in self.labels and name is not None:
-                self.labels[g] = f'{name}.grad'
         ids = {}
         lines = ['digraph g {']
         out = lines.append
@@ -378,7 +380,8 @@ class _DotWriter:
     def nonfinite(self, v):
         """'nan in data', 'inf in grad', ... or '' when v holds only finite numbers."""
         data_kinds, grad_kinds = self._kinds(v)
-        return ', '.join([f'{k} in data' for k in data_kinds] + [f'{k} in grad' for k in grad_kinds])
+        return ', '.join([f'{k} in data' for k in data_kinds]
+                         + [f'{k} in grad' for k in grad_kinds])
 
     def _kinds(self, v):
         # Cached: a Variable is checked once even when several nodes ask about it.
@@ -508,9 +511,11 @@ def find_renderer():
                 f'${RENDERER_ENV}={override!r} is not an executable file (nor a command on '
                 f'PATH); unset it to use `dot` or `graphviz-pure`, or {_INSTALL_HINT}')
         return found
-    found = shutil.which('dot')
-    if found is not None:
-        return found
+    return shutil.which('dot') or find_graphviz_pure()
+
+
+def find_graphviz_pure():
+    """Path of ``graphviz-pure`` on PATH or in this Python's scripts folder, or None."""
     found = shutil.which('graphviz-pure')
     if found is not None:
         return found

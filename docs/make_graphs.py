@@ -12,7 +12,6 @@ draws them.  The docs build runs this script.
 """
 import argparse
 import os
-import shutil
 import sys
 import tempfile
 
@@ -23,7 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from dezero_kr.core import Constant, Parameter, Variable  # noqa: E402
 from dezero_kr.core import sum as vsum  # noqa: E402
 from dezero_kr.functions_math import exp, log, sin, tanh  # noqa: E402
-from dezero_kr.graph import find_renderer, get_dot_graph, plot_dot_graph  # noqa: E402
+from dezero_kr.graph import (find_graphviz_pure, find_renderer, get_dot_graph,  # noqa: E402
+                             plot_dot_graph)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, '_static', 'graphs')
@@ -110,7 +110,7 @@ def examples():
 
 
 def pick_renderer():
-    return shutil.which('graphviz-pure') or find_renderer()
+    return find_graphviz_pure() or find_renderer()
 
 
 def generate(out_dir, renderer):

@@ -22,11 +22,12 @@ from dezero_kr.graph import (GraphRenderError, RenderedGraph, RendererNotFoundEr
                              get_dot_graph, plot_dot_graph)
 
 DOT = shutil.which('dot')
-PURE = shutil.which('graphviz-pure')
-RENDERERS = [pytest.param(DOT, id='dot', marks=pytest.mark.skipif(
-                 DOT is None, reason='system Graphviz `dot` not installed (apt-get install graphviz)')),
-             pytest.param(PURE, id='graphviz-pure', marks=pytest.mark.skipif(
-                 PURE is None, reason='graphviz-pure not installed (pip install graphviz-pure)'))]
+PURE = graph.find_graphviz_pure()
+NO_DOT = 'system Graphviz `dot` not installed (apt-get install graphviz)'
+NO_PURE = 'graphviz-pure not installed (pip install graphviz-pure)'
+RENDERERS = [pytest.param(DOT, id='dot', marks=pytest.mark.skipif(DOT is None, reason=NO_DOT)),
+             pytest.param(PURE, id='graphviz-pure',
+                          marks=pytest.mark.skipif(PURE is None, reason=NO_PURE))]
 ANY_RENDERER = pytest.mark.skipif(DOT is None and PURE is None, reason='no Graphviz renderer')
 
 
@@ -45,19 +46,18 @@ def seed_graph():
     return x, y, u, L
 
 
-def tanh_derivative(order):
-    """x.grad after ``order`` backward passes with create_graph=True (step 35, DeZero #37)."""
-    x = Variable(np.array(1.0), name='x')
-    y = tanh(x)
-    y.name = 'y'
-    y.backward(create_graph=True)
-    for _ in range(order - 1):
-        gx = x.grad
-        x.cleargrad()
-        gx.backward(create_graph=True)
-    gx = x.grad
-    gx.name = f'gx{order}'
-    return x, gx
+def load_make_graphs():
+    """docs/make_graphs.py, the script that draws the pictures of docs/graph.md."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        'docs', 'make_graphs.py')
+    spec = importlib.util.spec_from_file_location('make_graphs', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKE_GRAPHS = load_make_graphs()
+tanh_derivative = MAKE_GRAPHS.tanh_grad  # x.grad after `order` backward(create_graph=True) passes
 
 
 def nodes_and_edges(text):
@@ -362,7 +362,7 @@ def test_several_outputs_each_drawn_once():
 # Higher-order graphs, grad links, depth cut, collapse
 # =============================================================================
 def test_tanh_third_derivative_graph():
-    x, gx3 = tanh_derivative(3)
+    gx3 = tanh_derivative(3)
     t = np.tanh(1.0)
     assert np.isclose(gx3.data, (1 - t * t) * (6 * t * t - 2))  # d3/dx3 tanh
     text = get_dot_graph(gx3, verbose=False, show_values=True)
@@ -373,7 +373,7 @@ def test_tanh_third_derivative_graph():
     assert (len(nodes), len(edges)) == reachable(gx3) == (46, 58)
     assert f'label="gx3\\n{(1 - t * t) * (6 * t * t - 2):.4g}"' in text
     # lower orders are smaller graphs of the same kind
-    sizes = [len(nodes_and_edges(get_dot_graph(tanh_derivative(k)[1]))[0]) for k in (1, 2)]
+    sizes = [len(nodes_and_edges(get_dot_graph(tanh_derivative(k)))[0]) for k in (1, 2)]
     assert sizes[0] < sizes[1] < 46
 
 
@@ -437,6 +437,20 @@ def test_collapse_runs_of_one_function():
     s_id = next(k for k, v in labels.items() if v == 's')
     assert sorted(labels[d] for s_, d, _ in edges if s_ == s_id) == ['Add x3', 'Add x3']
     assert get_dot_graph(h, collapse=4).count('Add x') == 0  # runs shorter than 4 stay
+    # the backward chain gx = gy*cos*cos*... collapses; the Sin chain does not (each
+    # intermediate also feeds a Cos), and x.grad, reached through a grad link, stays visible
+    x = Variable(np.array(1.0), name='x')
+    y = x
+    for _ in range(5):
+        y = sin(y)
+    y.backward(create_graph=True)
+    nodes, edges = nodes_and_edges(get_dot_graph(y, verbose=False, follow_grads=True,
+                                                 collapse=True))
+    labels = {k: label_of(v) for k, v in nodes.items()}
+    funcs = sorted(v for k, v in labels.items() if 'shape=box' in nodes[k])
+    assert funcs == ['Cos'] * 5 + ['Mul x5'] + ['Sin'] * 5
+    gx = next(k for k, v in labels.items() if v == 'x.grad')
+    assert [labels[s] for s, d, a in edges if d == gx] == ['Mul x5', 'x']
 
 
 # =============================================================================
@@ -502,7 +516,7 @@ def test_render_keeps_tricky_labels(tmp_path, renderer):
 
 @pytest.mark.parametrize('renderer', RENDERERS)
 def test_render_higher_order_graph(tmp_path, renderer):
-    _, gx3 = tanh_derivative(3)
+    gx3 = tanh_derivative(3)
     labels, count = svg_nodes(plot_dot_graph(gx3, verbose=False, renderer=renderer,
                                              to_file=tmp_path / 'tanh3.svg'))
     assert count == 46 and list(labels.values()).count('Mul') == 12
@@ -577,7 +591,7 @@ def test_renderer_timeout(tmp_path):
     assert time.perf_counter() - start < 10
 
 
-@pytest.mark.skipif(PURE is None, reason='graphviz-pure not installed (pip install graphviz-pure)')
+@pytest.mark.skipif(PURE is None, reason=NO_PURE)
 def test_graphviz_pure_limits_are_explained(tmp_path):
     with pytest.raises(GraphRenderError, match='cannot write .pdf.*apt-get install graphviz'):
         plot_dot_graph(Variable(np.ones(1)), to_file=tmp_path / 'g.pdf', renderer=PURE)
@@ -587,7 +601,7 @@ def test_graphviz_pure_limits_are_explained(tmp_path):
     png_size(tmp_path / 'k.png')
 
 
-@pytest.mark.skipif(DOT is None, reason='system Graphviz `dot` not installed')
+@pytest.mark.skipif(DOT is None, reason=NO_DOT)
 def test_pdf_with_system_graphviz(tmp_path):
     pdf = plot_dot_graph(seed_graph()[-1], to_file=tmp_path / 'g.pdf', renderer=DOT)
     with open(pdf, 'rb') as f:
@@ -660,28 +674,20 @@ def test_param_names_from_a_real_model():
 # =============================================================================
 # The pictures in docs/graph.md
 # =============================================================================
-def load_make_graphs():
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        'docs', 'make_graphs.py')
-    spec = importlib.util.spec_from_file_location('make_graphs', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_docs_pictures_match_the_code():
-    make_graphs = load_make_graphs()
+    make_graphs = MAKE_GRAPHS
     assert make_graphs.check(make_graphs.DEFAULT_OUT) == [], \
         'docs/_static/graphs is stale: run `python docs/make_graphs.py`'
 
 
 @ANY_RENDERER
 def test_make_graphs_writes_every_picture(tmp_path):
-    make_graphs = load_make_graphs()
+    make_graphs = MAKE_GRAPHS
     out = tmp_path / 'graphs'
     assert make_graphs.main(['--out', str(out)]) == 0
     stems = [stem for stem, _, _ in make_graphs.examples()]
-    assert sorted(os.listdir(out)) == sorted([f'{s}.dot' for s in stems] + [f'{s}.svg' for s in stems])
+    expected = [f'{s}.{ext}' for s in stems for ext in ('dot', 'svg')]
+    assert sorted(os.listdir(out)) == sorted(expected)
     assert make_graphs.check(str(out)) == []
     for stem in stems:
         nodes, _ = nodes_and_edges((out / f'{stem}.dot').read_text(encoding='utf-8'))
