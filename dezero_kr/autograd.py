@@ -62,13 +62,12 @@ def _outputs_of(ys, what):
     return outs
 
 
-def _constant_like(x, value=None, dtype=None):
-    """A Constant with ``x``'s shape: zeros, or ``value`` cast to ``dtype`` (default: x's dtype)."""
+def _constant_like(x, value=None):
+    """A Constant in ``x``'s dtype and array module: ``value``, or zeros of ``x``'s shape."""
     xp = cuda.get_array_module(x.data)
-    dtype = x.data.dtype if dtype is None else dtype
     if value is None:
-        return Constant(xp.zeros(x.data.shape, dtype=dtype))
-    return Constant(xp.asarray(value, dtype=dtype))
+        return Constant(xp.zeros(x.data.shape, dtype=x.data.dtype))
+    return Constant(xp.asarray(value, dtype=x.data.dtype))
 
 
 # =============================================================================
@@ -136,7 +135,7 @@ def _seeds(outputs, grad_outputs):
             g = Variable(cuda.get_array_module(y.data).ones_like(y.data))
         else:
             if not isinstance(g, Variable):
-                g = Variable(_constant_like(y, g).data)
+                g = Variable(_constant_like(y, g).data)  # a seed in the output's dtype
             if g.data.shape != y.data.shape:
                 raise ValueError(f'grad: grad_outputs[{k}] has shape {g.data.shape}, '
                                  f'but output #{k} has shape {y.data.shape}')

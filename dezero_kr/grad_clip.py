@@ -55,6 +55,9 @@ class _GradGroup:
         self.array = new_array
 
 
+_MISSING = object()
+
+
 def _grad_groups(params, what):
     """Group the non-None gradients of ``params`` by the identity of their array."""
     groups = {}
@@ -71,9 +74,6 @@ def _grad_groups(params, what):
             group.grads.append(g)
         group.params.append(p)
     return list(groups.values())
-
-
-_MISSING = object()
 
 
 # =============================================================================
@@ -163,12 +163,15 @@ def clip_grad_norm(params, max_norm, norm_type=2.0, error_if_nonfinite=False, ep
             f'gradient; clipping cannot repair it). Find the op that produced it with '
             f'dezero_kr.autograd.detect_anomaly(), or pass error_if_nonfinite=False to scale '
             f'by the non-finite norm anyway.')
-    _scale_if_above(groups, max_norm / (total + eps))  # inf -> 0, NaN -> NaN, as PyTorch
+    _scale_if_above(groups, max_norm, total + eps)  # norm inf -> 0, NaN -> NaN, as PyTorch
     return total
 
 
-def _scale_if_above(groups, coef):
-    """Multiply the groups' gradients by ``coef`` unless it is >= 1 (then nothing changes)."""
+def _scale_if_above(groups, max_norm, norm):
+    """Multiply the groups' gradients by ``max_norm / norm`` unless that is >= 1."""
+    if norm == 0:
+        return  # zero gradients (with eps=0): nothing to scale
+    coef = max_norm / norm
     if coef >= 1:
         return
     coef = float(coef)  # a Python float: NumPy's weak scalar keeps the grad dtype
@@ -190,7 +193,7 @@ def clip_grad_norm_per_tensor(params, max_norm, norm_type=2.0, eps=1e-6):
     norms = {id(g.array): _array_norm(g.array, p) for g in groups}
     result = [None if q.grad is None else norms[id(q.grad.data)] for q in params]
     for group in groups:
-        _scale_if_above([group], max_norm / (norms[id(group.array)] + eps))
+        _scale_if_above([group], max_norm, norms[id(group.array)] + eps)
     return result
 
 

@@ -98,6 +98,10 @@ def test_clip_grad_norm_keeps_float32_and_accepts_the_clipgrad_signature():
 def test_clip_grad_norm_without_gradients_returns_zero():
     assert clip_grad_norm([Parameter(np.ones(2))], 1.0) == 0.0
     assert clip_grad_norm([], 1.0) == 0.0
+    zero = _param([0.0, 0.0])
+    assert clip_grad_norm([zero], 1.0, eps=0.0) == 0.0
+    assert clip_grad_norm_per_tensor([zero], 1.0, eps=0.0) == [0.0]
+    np.testing.assert_array_equal(zero.grad.data, [0.0, 0.0])
 
 
 @pytest.mark.parametrize('bad', [math.nan, math.inf])
