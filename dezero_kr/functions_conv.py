@@ -174,14 +174,14 @@ def _max_pool_array(x, kernel, stride, pad, with_positions):
     xpad = _pad(x, pad)
     (KH, KW), (SH, SW), (OH, OW) = kernel, stride, out_hw
     # A contiguous (N, C, KH*KW, OH, OW) copy makes every step below a fast
-    # pass over contiguous (OH, OW) planes (strided passes cost 3-4x more).
+    # pass over contiguous (OH, OW) planes (strided passes cost about twice as much).
     col = xp.ascontiguousarray(_windows(xpad, kernel, stride, out_hw)).reshape(N, C, KH * KW, OH, OW)
     y = col.max(axis=2)
     if not with_positions:
         return y, None
     Hp, Wp = xpad.shape[2:]
     # Window k wins where it equals the max and no earlier window did
-    # (boolean arithmetic: masked assignment is ~10x slower in NumPy).
+    # (boolean arithmetic: masked assignment is an order of magnitude slower in NumPy).
     taken = col[:, :, 0] == y
     offset = xp.zeros(y.shape, dtype=np.int32)
     for k in range(1, KH * KW):
