@@ -7,6 +7,8 @@ This file only gathers names; each operation lives in the module of its concern:
                        transpose, get_item, sum, sum_to, broadcast_to, max, min
 ``functions_math``     sin cos tan tanh exp log sqrt abs clip maximum minimum where,
                        expand_dims flatten concat stack, average/mean, linear
+``functions_conv``     conv2d deconv2d pooling average_pooling im2col col2im
+                       (+ the ``_simple`` teaching versions)
 =====================  ===========================================================
 """
 from dezero_kr.core import (  # noqa: F401
@@ -19,3 +21,7 @@ from dezero_kr.functions_math import (  # noqa: F401
     Abs, Clip, Concat, Cos, Exp, Linear, Log, Maximum, Minimum, Sin, Sqrt, Tan, Tanh, Where,
     abs, average, clip, concat, cos, exp, expand_dims, flatten, linear, linear_simple, log, maximum,
     mean, minimum, sin, sqrt, stack, tan, tanh, where)
+from dezero_kr.functions_conv import (  # noqa: F401
+    AveragePooling, Col2im, Conv2DGradW, Deconv2d, Im2col, Pooling, Pooling2DGrad,
+    Pooling2DWithIndexes, average_pooling, col2im, col2im_array, conv2d, conv2d_simple, deconv2d,
+    im2col, im2col_array, pooling, pooling_simple)
