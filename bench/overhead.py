@@ -20,7 +20,9 @@ jvp, forward mode          ``jvp(workload, (x, w), (tx, tw))``: tangents pushed
 
 Then the claim that "off" is free: alternating pairs of child processes, one
 fresh (nothing ever used) and one after use, each timing the plain workload
-against the floor; the best ratios of the two must agree within noise.
+against the floor; the best ratios of the two must agree within noise.  As the
+timing is at the mercy of the machine's load, each child also counts the Python
+calls the workload makes (cProfile): equal counts mean the same code path.
 
     python -m bench overhead [--ops 10000] [--repeat 7] [--rounds 6]
 """
@@ -143,7 +145,18 @@ def child(mode, n, repeat):
         use_everything()
     samples = timing.interleave({'floor': numpy_floor(n), 'run': plain(n)}, repeat=repeat)
     best = {k: [min(s[i] for s in v) for i in (0, 1)] for k, v in samples.items()}
-    print(json.dumps([best['run'][i] / best['floor'][i] for i in (0, 1)]))
+    print(json.dumps([best['run'][i] / best['floor'][i] for i in (0, 1)] + [count_calls(300)]))
+
+
+def count_calls(n_ops):
+    """Python function calls made by forward + backward of the workload (load-independent)."""
+    import cProfile
+    import pstats
+    run = plain(n_ops)
+    run()
+    profiler = cProfile.Profile()
+    profiler.runcall(run)
+    return pstats.Stats(profiler).total_calls
 
 
 def off_versus_fresh(n, rounds, repeat):
@@ -155,7 +168,8 @@ def off_versus_fresh(n, rounds, repeat):
                                   '--ops', str(n), '--repeat', str(repeat)],
                                  capture_output=True, text=True, check=True)
             ratios[mode].append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return {mode: [min(r[i] for r in rs) for i in (0, 1)] for mode, rs in ratios.items()}
+    return {mode: [min(r[i] for r in rs) for i in (0, 1)] + [rs[0][2]]
+            for mode, rs in ratios.items()}
 
 
 def main(argv=()):
@@ -194,11 +208,13 @@ def main(argv=()):
            f'{args.repeat} (median), configurations interleaved', samples, n)
 
     best = off_versus_fresh(n, args.rounds, args.repeat)
-    (ff, fb), (uf, ub) = best['fresh'], best['used']
+    (ff, fb, fc), (uf, ub, uc) = best['fresh'], best['used']
     print(f'\nOff costs nothing: {args.rounds} alternating pairs of processes, best ratio to the '
           f'NumPy floor\n  fresh process (never used): forward {ff:.2f}x, backward {fb:.2f}x\n'
           f'  after use, turned off:      forward {uf:.2f}x, backward {ub:.2f}x\n'
-          f'  after-use / fresh:          forward {uf / ff:.3f}, backward {ub / fb:.3f}')
+          f'  after-use / fresh:          forward {uf / ff:.3f}, backward {ub / fb:.3f}\n'
+          f'Python calls for 300 ops + backward (cProfile, independent of load): fresh {fc:,}, '
+          f'after use {uc:,}' + (' (identical code path)' if fc == uc else ' (DIFFERENT)'))
 
 
 def _jvp_reference(n):
