@@ -12,6 +12,7 @@ from dezero_kr.core import (  # noqa: E402,F401
     test_mode, using_config)
 from dezero_kr import core, core_simple, cuda, functions, utils  # noqa: E402,F401
 from dezero_kr import datasets, dataloaders, transforms  # noqa: E402,F401
+from dezero_kr import autograd, grad_clip  # noqa: E402,F401
 from dezero_kr.datasets import Dataset  # noqa: E402,F401
 from dezero_kr.dataloaders import DataLoader, SeqDataLoader  # noqa: E402,F401
 

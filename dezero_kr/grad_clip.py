@@ -145,7 +145,7 @@ def clip_grad_norm(params, max_norm, norm_type=2.0, error_if_nonfinite=False, ep
     norm before clipping (a Python float).
 
     ``||g|| = (sum_p ||g_p||^q)^(1/q)`` over every gradient (q = ``norm_type``,
-    ``inf`` = largest |element|); each gradient is multiplied by
+    ``inf`` = the largest absolute element); each gradient is multiplied by
     ``min(1, max_norm / (||g|| + eps))``.  Gradients whose global norm is already
     small enough are left untouched (the very same arrays).  A NaN/inf norm raises
     RuntimeError if ``error_if_nonfinite``; otherwise the gradients are scaled by
