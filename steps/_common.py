@@ -6,12 +6,17 @@
 * FAST: 테스트(tests/test_steps.py)는 DEZERO_KR_FAST=1로 단계를 실행한다. 학습하는 단계는 이
   값을 보고 반복 횟수를 줄인다. 직접 실행할 때는(변수가 없으면) 책과 같은 설정으로 돈다.
 * graph_size(y): y를 만든 계산 그래프의 함수/변수 개수. 재귀 없이 목록 하나로 거슬러 올라간다.
+* ljust(text, width): 한글처럼 화면에서 두 칸을 차지하는 글자를 두 칸으로 세어 왼쪽 정렬한다
+  (표의 머리글을 맞추려고. 파이썬의 str.ljust는 글자 수로 센다).
 * save_graph(y, 파일 이름): 그래프를 DOT 텍스트와 그림으로 현재 폴더에 쓴다. 그림을 그릴
   프로그램(Graphviz의 dot 또는 graphviz-pure)이 없어도 멈추지 않는다. 어떤 파일을 썼는지는
   표준 오류(stderr)로 알린다: 표준 출력은 어느 컴퓨터에서나 같아야 정답 파일과 비교할 수 있다.
+* save_plot(그리기 함수, ..., to_file=...): dezero_kr.plot의 함수(학습 곡선, 결정 경계 ...)로 그림을
+  현재 폴더에 쓴다. matplotlib이 없으면 알리고 넘어간다(설치: pip install matplotlib).
 """
 import os
 import sys
+import unicodedata
 
 from dezero_kr.graph import GraphRenderError, plot_dot_graph
 
@@ -34,10 +39,25 @@ def graph_size(*outputs):
     return len(funcs), len(variables)
 
 
+def ljust(text, width):
+    """text 뒤에 공백을 붙여 화면 너비 width로 맞춘다 (한글 한 글자 = 두 칸)."""
+    shown = sum(2 if unicodedata.east_asian_width(ch) in 'WF' else 1 for ch in text)
+    return text + ' ' * max(width - shown, 0)
+
+
 def save_graph(output, to_file, **options):
     """plot_dot_graph로 to_file(그림)과 같은 이름의 .dot을 쓴다. 그리기 실패는 알리고 넘어간다."""
     try:
         path = plot_dot_graph(output, to_file=to_file, **options)
         print(f'[그림 저장] {path}', file=sys.stderr)
     except GraphRenderError as e:  # 렌더러가 없거나 실패: .dot 텍스트는 이미 써 두었다
+        print(f'[그림 생략] {e}', file=sys.stderr)
+
+
+def save_plot(plot_function, *args, to_file, **kwargs):
+    """dezero_kr.plot.<plot_function>(*args, to_file=to_file, **kwargs). matplotlib이 없으면 건너뛴다."""
+    try:
+        path = plot_function(*args, to_file=to_file, **kwargs)
+        print(f'[그림 저장] {path}', file=sys.stderr)
+    except ImportError as e:
         print(f'[그림 생략] {e}', file=sys.stderr)
