@@ -1,0 +1,158 @@
+"""MLP training step: dezero_kr against a hand-written NumPy floor of the same math.
+
+Model 784-1000-10, batch 100, float32, plain SGD, softmax cross entropy,
+sigmoid (default) or ReLU hidden layer.  One training step is forward, loss,
+backward and update.  The NumPy floor does exactly the same array operations
+(same dtype, same formulas) and, like dezero_kr with a data batch, never
+computes the gradient of the input batch.  Both start from the same weights
+and their weights are compared after the run, so the floor is the same math.
+
+    python -m bench.mlp [--activation sigmoid|relu] [--iters 20] [--repeat 15]
+
+Prints the median time per step of each and the ratio dezero_kr / floor.
+"""
+import os
+
+for _var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
+    os.environ.setdefault(_var, '1')  # one BLAS thread, set before NumPy loads
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+IN, HIDDEN, OUT, BATCH, LR = 784, 1000, 10, 100, 0.1
+
+
+def make_data(seed=0):
+    rng = np.random.RandomState(seed)
+    x = rng.rand(BATCH, IN).astype(np.float32)
+    t = rng.randint(0, OUT, size=BATCH)
+    return x, t
+
+
+def dezero_step_fn(x, t, activation):
+    import dezero_kr.functions_nn as FN
+    from dezero_kr.models import MLP
+    from dezero_kr.optimizers import SGD
+
+    act = FN.sigmoid if activation == 'sigmoid' else FN.relu
+    np.random.seed(0)
+    model = MLP((HIDDEN, OUT), activation=act)
+    model.l0.in_size = IN
+    model.l0._init_W()
+    model.l1.in_size = HIDDEN
+    model.l1._init_W()
+    optimizer = SGD(LR).setup(model)
+
+    def step():
+        y = model(x)
+        loss = FN.softmax_cross_entropy(y, t)
+        model.cleargrads()
+        loss.backward()
+        optimizer.update()
+
+    params = [p.data for p in model.params()]  # W1, b1, W2, b2
+    return step, params
+
+
+def numpy_step_fn(x, t, activation, params):
+    W1, b1, W2, b2 = [p.copy() for p in params]
+    n = x.shape[0]
+    rows = np.arange(n)
+
+    def step():
+        nonlocal W1, b1, W2, b2  # updated in place (``-=`` rebinds the same arrays)
+        # forward
+        z1 = x @ W1
+        z1 += b1
+        if activation == 'sigmoid':
+            h = z1 * 0.5
+            np.tanh(h, out=h)
+            h *= 0.5
+            h += 0.5
+        else:
+            h = np.maximum(z1, 0)
+        z2 = h @ W2
+        z2 += b2
+        m = z2.max(axis=1, keepdims=True)
+        z = z2 - m
+        lse = np.log(np.exp(z).sum(axis=1, keepdims=True))
+        loss = (lse.sum() - z[rows, t].sum()) / n  # noqa: F841 (computed, as in the framework)
+        lse += m
+        # backward: softmax CE gradient (p - onehot) / N, then the two layers
+        gz2 = z2 - lse
+        np.exp(gz2, out=gz2)
+        gz2[rows, t] -= 1
+        gz2 *= np.float32(1.0) / n
+        gW2 = h.T @ gz2
+        gb2 = gz2.sum(axis=0)
+        gh = gz2 @ W2.T
+        if activation == 'sigmoid':
+            gz1 = 1 - h
+            gz1 *= h
+            gz1 *= gh
+        else:
+            gz1 = gh * (z1 > 0)
+        gW1 = x.T @ gz1
+        gb1 = gz1.sum(axis=0)
+        # SGD update
+        W1 -= LR * gW1
+        b1 -= LR * gb1
+        W2 -= LR * gW2
+        b2 -= LR * gb2
+
+    return step, [W1, b1, W2, b2]
+
+
+def timed(step, iters):
+    gc.collect()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        step()
+    return (time.perf_counter() - t0) / iters
+
+
+def run(activation='sigmoid', iters=20, repeat=15):
+    x, t = make_data()
+    dz_step, dz_params = dezero_step_fn(x, t, activation)
+    np_step, np_params = numpy_step_fn(x, t, activation, dz_params)
+
+    # Same math: after the same number of steps the weights agree.
+    for _ in range(5):
+        dz_step()
+        np_step()
+    for a, b in zip(dz_params, np_params):
+        assert a.dtype == b.dtype == np.float32, (a.dtype, b.dtype)
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+    samples = {'dezero_kr': [], 'numpy': []}
+    for _ in range(repeat):  # interleaved, so load changes hit both alike
+        samples['dezero_kr'].append(timed(dz_step, iters))
+        samples['numpy'].append(timed(np_step, iters))
+    dz = statistics.median(samples['dezero_kr'])
+    fl = statistics.median(samples['numpy'])
+    ratios = [a / b for a, b in zip(samples['dezero_kr'], samples['numpy'])]
+    return dz, fl, statistics.median(ratios)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--activation', choices=('sigmoid', 'relu'), default='sigmoid')
+    parser.add_argument('--iters', type=int, default=20, help='steps per timed sample')
+    parser.add_argument('--repeat', type=int, default=15, help='timed samples of each')
+    args = parser.parse_args(argv)
+    dz, fl, ratio = run(args.activation, args.iters, args.repeat)
+    print(f'MLP {IN}-{HIDDEN}-{OUT}, batch {BATCH}, float32, SGD, {args.activation}, '
+          f'OMP/OPENBLAS/MKL threads = {os.environ["OPENBLAS_NUM_THREADS"]}')
+    print(f'dezero_kr    {dz * 1e3:7.3f} ms/step (median of {args.repeat} x {args.iters} steps)')
+    print(f'NumPy floor  {fl * 1e3:7.3f} ms/step')
+    print(f'ratio        {ratio:7.3f}x (median of the paired ratios; {dz / fl:.3f}x of the medians)')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

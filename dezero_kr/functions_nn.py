@@ -1,0 +1,840 @@
+"""Neural-network functions: activations, losses, normalisation, dropout,
+embedding and attention.
+
+Each operation is a ``Function`` subclass with ``forward`` (raw arrays),
+``backward`` (Variables, so it is differentiable again) and ``jvp`` (forward
+mode) side by side, plus a lowercase wrapper.  A few names are documented
+*compositions* of other operations instead (the ``_simple`` teaching variants,
+``binary_cross_entropy``, ``cross_entropy``, ``embed_id``,
+``scaled_dot_product_attention``); their derivatives come from their parts.
+
+Two habits keep the hot paths fast without giving up higher-order gradients:
+
+* Inside ``backward``/``jvp``, ``Config.enable_backprop`` is True only when the
+  caller asked for a graph (``backward(create_graph=True)`` or forward mode
+  under a recording pass).  Then local derivatives are built from the input
+  Variables (so they are differentiable); otherwise the same formula runs on
+  plain arrays and on values cached by ``forward`` (``_graph_or_array``).
+* Losses check integer labels up front (dtype, shape, range) and name the
+  function and the shapes in the error.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.core import (Config, Function, Variable, add_tangents, as_variable, broadcast_to, get_item,
+                            matmul, reshape, sum, sum_to, transpose)
+from dezero_kr.functions_math import clip, exp, log, mean, tanh
+
+
+def _xp(x):
+    return cuda.get_array_module(x)
+
+
+def _graph_or_array(v):
+    """``v`` itself while a graph is being recorded, else its raw array.
+
+    Formulas written with ``+ - * /`` work on both, so one expression serves
+    the differentiable path (create_graph) and the fast first-order path.
+    """
+    return v if Config.enable_backprop else v.data
+
+
+# =============================================================================
+# Input checks shared by the losses
+# =============================================================================
+def _check_labels(fname, t, x_shape, n_classes):
+    """Integer class labels ``t`` of shape ``(N,)`` in ``[0, n_classes)`` for scores of ``x_shape``."""
+    t = t.data if isinstance(t, Variable) else t
+    if not hasattr(t, 'dtype'):
+        raise TypeError(f'{fname}: t must be an integer array of labels, got {type(t).__name__}')
+    if t.dtype.kind not in 'iu':
+        raise TypeError(f'{fname}: t must hold integer class labels, got dtype {t.dtype} '
+                        f'(shape {t.shape}); for probability targets see cross_entropy')
+    n = x_shape[0]
+    if t.shape != (n,):
+        raise ValueError(f'{fname}: t has shape {t.shape} but x has shape {x_shape}; '
+                         f'expected labels of shape ({n},)')
+    if t.size:
+        lo, hi = int(t.min()), int(t.max())
+        if lo < 0 or hi >= n_classes:
+            raise ValueError(f'{fname}: labels must be in [0, {n_classes}) for x of shape {x_shape}, '
+                             f'got values from {lo} to {hi}')
+    return t
+
+
+def _check_2d(fname, x):
+    if x.ndim != 2:
+        raise ValueError(f'{fname}: x must be 2-D (N, C), got shape {x.shape}; '
+                         f'reshape it to (-1, C) and flatten the labels')
+
+
+def _one_hot(t, n_classes, dtype, xp):
+    out = xp.zeros((t.shape[0], n_classes), dtype=dtype)
+    out[xp.arange(t.shape[0]), t] = 1
+    return out
+
+
+# =============================================================================
+# Activations
+# =============================================================================
+class Sigmoid(Function):
+    """y = 1 / (1 + exp(-x)), computed as 0.5 tanh(0.5 x) + 0.5 (no overflow).  dL/dx = gy y (1 - y)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        y = x * 0.5
+        _xp(x).tanh(y, out=y)
+        y *= 0.5
+        y += 0.5
+        return y
+
+    def _slope(self):
+        y = _graph_or_array(self.outputs[0]())
+        return y * (1 - y)
+
+    def backward(self, gy):
+        if Config.enable_backprop:
+            return gy * self._slope()
+        y = self.outputs[0]().data
+        gx = 1 - y  # the hot path of sigmoid MLPs: one fresh array, then in place
+        gx *= y
+        gx *= gy.data
+        return Variable(gx)
+
+    def jvp(self, dx):
+        return dx * self._slope()
+
+
+def sigmoid(x):
+    return Sigmoid()(x)
+
+
+def sigmoid_simple(x):
+    """``1 / (1 + exp(-x))`` composed from exp, add and div (for teaching; overflows warn for x << 0)."""
+    x = as_variable(x)
+    return 1 / (1 + exp(-x))
+
+
+class ReLU(Function):
+    """y = max(x, 0).  dL/dx = gy where x > 0, else 0 (0 at x == 0)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return _xp(x).maximum(x, 0)
+
+    def _mask(self):
+        return self.inputs[0].data > 0  # bool: multiplying keeps gy's dtype
+
+    def backward(self, gy):
+        return gy * self._mask()
+
+    def jvp(self, dx):
+        return dx * self._mask()
+
+
+def relu(x):
+    return ReLU()(x)
+
+
+class LeakyReLU(Function):
+    """y = x for x > 0, slope * x otherwise.  dL/dx = gy * (1 or slope)."""
+    __slots__ = ('slope',)
+
+    def __init__(self, slope):
+        self.slope = slope
+
+    def forward(self, x):
+        return _xp(x).where(x > 0, x, x * self.slope)
+
+    def _slope(self):
+        x = self.inputs[0].data
+        d = (x > 0).astype(x.dtype)
+        d *= 1 - self.slope
+        d += self.slope
+        return d
+
+    def backward(self, gy):
+        return gy * self._slope()
+
+    def jvp(self, dx):
+        return dx * self._slope()
+
+
+def leaky_relu(x, slope=0.2):
+    return LeakyReLU(slope)(x)
+
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+_GELU_A = 0.044715
+
+
+class GELU(Function):
+    """GELU, tanh approximation (GPT-2): y = 0.5 x (1 + tanh(c (x + a x^3))), c = sqrt(2/pi), a = 0.044715.
+
+    dL/dx = gy * (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)) with t = tanh(c (x + a x^3)).
+    """
+    __slots__ = ()
+
+    def forward(self, x):
+        xp = _xp(x)
+        u = x * x
+        u *= _GELU_A
+        u += 1
+        u *= x
+        u *= _GELU_C
+        xp.tanh(u, out=u)
+        u += 1
+        u *= x
+        u *= 0.5
+        return u
+
+    def _slope(self):
+        x = _graph_or_array(self.inputs[0])
+        t = (tanh if Config.enable_backprop else _xp(x).tanh)(_GELU_C * (x + _GELU_A * x * x * x))
+        return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
+
+    def backward(self, gy):
+        return gy * self._slope()
+
+    def jvp(self, dx):
+        return dx * self._slope()
+
+
+def gelu(x):
+    return GELU()(x)
+
+
+class Softmax(Function):
+    """y = exp(x) / sum(exp(x), axis), shifted by the max (no overflow).
+
+    ``-inf`` entries get exactly 0; a row that is entirely ``-inf`` gives all
+    zeros (not nan).  dL/dx = y * (gy - sum(gy * y, axis)).
+    """
+    __slots__ = ('axis',)
+
+    def __init__(self, axis=1):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = _xp(x)
+        m = x.max(axis=self.axis, keepdims=True)
+        m[~xp.isfinite(m)] = 0  # an all -inf row: exp(-inf - 0) = 0, not nan
+        y = x - m
+        xp.exp(y, out=y)
+        s = y.sum(axis=self.axis, keepdims=True)
+        s[s == 0] = 1
+        y /= s
+        return y
+
+    def _vjp(self, g):
+        y = _graph_or_array(self.outputs[0]())
+        yg = y * g
+        return yg - y * sum(yg, self.axis, keepdims=True)
+
+    def backward(self, gy):
+        return self._vjp(gy)
+
+    def jvp(self, dx):
+        return self._vjp(dx)  # the softmax Jacobian is symmetric
+
+
+def softmax(x, axis=1):
+    return Softmax(axis)(x)
+
+
+def softmax_simple(x, axis=1):
+    """Softmax composed from exp, sum and div; shifted by the (constant) row max."""
+    x = as_variable(x)
+    y = exp(x - x.data.max(axis=axis, keepdims=True))
+    return y / sum(y, axis, keepdims=True)
+
+
+class LogSoftmax(Function):
+    """y = x - logsumexp(x, axis).  dL/dx = gy - exp(y) * sum(gy, axis).
+
+    An all ``-inf`` row stays ``-inf`` (not nan), and its gradient stays finite.
+    """
+    __slots__ = ('axis',)
+
+    def __init__(self, axis=1):
+        self.axis = axis
+
+    def forward(self, x):
+        xp = _xp(x)
+        m = x.max(axis=self.axis, keepdims=True)
+        m[~xp.isfinite(m)] = 0
+        y = x - m
+        s = xp.exp(y).sum(axis=self.axis, keepdims=True)
+        s[s == 0] = 1
+        y -= xp.log(s)
+        return y
+
+    def _p(self):
+        y = self.outputs[0]()
+        return exp(y) if Config.enable_backprop else _xp(y.data).exp(y.data)
+
+    def backward(self, gy):
+        return gy - self._p() * sum(gy, self.axis, keepdims=True)
+
+    def jvp(self, dx):
+        return dx - sum(self._p() * dx, self.axis, keepdims=True)
+
+
+def log_softmax(x, axis=1):
+    return LogSoftmax(axis)(x)
+
+
+class MaskedFill(Function):
+    """y = value where mask else x (mask broadcast to x's shape).  dL/dx = gy where not mask, else 0.
+
+    With ``value=-inf`` before ``softmax`` this is the causal-attention mask.
+    """
+    __slots__ = ('mask', 'value')
+
+    def __init__(self, mask, value):
+        self.mask = mask
+        self.value = value
+
+    def forward(self, x):
+        xp = _xp(x)
+        return xp.where(self.mask, xp.asarray(self.value, dtype=x.dtype), x)
+
+    def _keep(self):
+        return ~self.mask
+
+    def backward(self, gy):
+        return gy * self._keep()
+
+    def jvp(self, dx):
+        return dx * self._keep()
+
+
+def masked_fill(x, mask, value):
+    """Replace the elements of ``x`` where the bool array ``mask`` is True by ``value``."""
+    x = as_variable(x)
+    mask = mask.data if isinstance(mask, Variable) else mask
+    mask = _xp(x.data).asarray(mask, dtype=bool)
+    try:
+        ok = np.broadcast_shapes(mask.shape, x.shape) == x.shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f'masked_fill: mask of shape {mask.shape} does not broadcast to x of shape {x.shape}')
+    return MaskedFill(mask, value)(x)
+
+
+def causal_mask(t_q, t_k=None, xp=np):
+    """Bool ``(t_q, t_k)`` mask, True above the (bottom-right aligned) diagonal: future keys."""
+    t_k = t_q if t_k is None else t_k
+    return xp.triu(xp.ones((t_q, t_k), dtype=bool), k=t_k - t_q + 1)
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
+    """``softmax(q k^T / sqrt(d) masked, axis=-1) v`` (a composition).
+
+    q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)`` -> ``(..., Tq, dv)``.
+    ``mask``: bool array broadcastable to ``(..., Tq, Tk)``, True = not attended.
+    ``causal=True`` hides future keys.  Masked scores are ``-inf``, so they get
+    exactly zero weight and no gradient.
+    """
+    q, k, v = as_variable(q), as_variable(k), as_variable(v)
+    axes = tuple(range(k.ndim - 2)) + (k.ndim - 1, k.ndim - 2)
+    scores = matmul(q, transpose(k, axes)) * (1.0 / math.sqrt(q.shape[-1]))
+    xp = _xp(scores.data)
+    hidden = None
+    if causal:
+        hidden = causal_mask(q.shape[-2], k.shape[-2], xp)
+    if mask is not None:
+        mask = xp.asarray(mask.data if isinstance(mask, Variable) else mask, dtype=bool)
+        hidden = mask if hidden is None else hidden | mask
+    if hidden is not None:
+        scores = masked_fill(scores, hidden, -np.inf)
+    return matmul(softmax(scores, axis=-1), v)
+
+
+# =============================================================================
+# Losses
+# =============================================================================
+def _batch_size(shape):
+    # DeZero divides by len(x): the batch size, or 1 for a 0-d input.
+    return shape[0] if len(shape) else 1
+
+
+class MeanSquaredError(Function):
+    """y = sum((x0 - x1)^2) / len(x0 - x1) (DeZero divides by the batch size, not the element count).
+
+    Broadcasting shapes are allowed: dL/dx0 = sum_to(2 gy (x0 - x1) / N, x0.shape), dL/dx1 = -(same for x1).
+    """
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        diff = x0 - x1
+        return (diff * diff).sum() / _batch_size(diff.shape)
+
+    def _diff(self):
+        x0, x1 = self.inputs
+        d = _graph_or_array(x0) - _graph_or_array(x1)
+        return d, 2 / _batch_size(d.shape)
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        diff, c = self._diff()
+        g = (gy * c) * diff
+        gx0 = sum_to(g, x0.shape) if x0.requires_grad else None
+        gx1 = -sum_to(g, x1.shape) if x1.requires_grad else None
+        return gx0, gx1
+
+    def jvp(self, dx0, dx1):
+        diff, c = self._diff()
+        t0 = None if dx0 is None else sum(dx0 * diff)
+        t1 = None if dx1 is None else sum(dx1 * diff)
+        t = add_tangents(t0, None if t1 is None else -t1)
+        return None if t is None else t * c
+
+
+def mean_squared_error(x0, x1):
+    return MeanSquaredError()(x0, x1)
+
+
+def mean_squared_error_simple(x0, x1):
+    """``sum((x0 - x1)**2) / len(diff)`` composed from sub, pow, sum and div."""
+    x0, x1 = as_variable(x0), as_variable(x1)
+    diff = x0 - x1
+    return sum(diff ** 2) / _batch_size(diff.shape)
+
+
+class SoftmaxCrossEntropy(Function):
+    """Mean over the batch of ``-log softmax(x)[i, t_i]``; x (N, C) logits, t (N,) int labels.
+
+    Computed with log-sum-exp (no overflow for huge logits).  dL/dx = gy (softmax(x) - onehot(t)) / N.
+    """
+    __slots__ = ('lse',)
+
+    def forward(self, x, t):
+        xp = _xp(x)
+        n = x.shape[0]
+        m = x.max(axis=1, keepdims=True)
+        z = x - m
+        lse = xp.log(xp.exp(z).sum(axis=1, keepdims=True))
+        loss = (lse.sum() - z[xp.arange(n), t].sum()) / n
+        lse += m
+        self.lse = lse  # (N, 1): softmax(x) = exp(x - lse) in backward
+        return xp.asarray(loss, dtype=x.dtype)
+
+    def backward(self, gy):
+        x, t = self.inputs
+        n, c = x.shape
+        if Config.enable_backprop:
+            onehot = _one_hot(t.data, c, x.dtype, _xp(x.data))
+            return (softmax(x) - onehot) * (gy * (1 / n)), None
+        p = x.data - self.lse
+        xp = _xp(p)
+        xp.exp(p, out=p)
+        p[xp.arange(n), t.data] -= 1
+        p *= gy.data / n
+        return Variable(p), None
+
+    def jvp(self, dx, dt=None):
+        if dx is None:
+            return None
+        x, t = self.inputs
+        n, c = x.shape
+        onehot = _one_hot(t.data, c, x.dtype, _xp(x.data))
+        p = softmax(x) if Config.enable_backprop else _xp(x.data).exp(x.data - self.lse)
+        return sum((p - onehot) * dx) * (1 / n)
+
+
+def softmax_cross_entropy(x, t):
+    """Mean cross entropy of logits ``x`` (N, C) against integer labels ``t`` (N,)."""
+    x = as_variable(x)
+    _check_2d('softmax_cross_entropy', x)
+    t = _check_labels('softmax_cross_entropy', t, x.shape, x.shape[1])
+    return SoftmaxCrossEntropy()(x, t)
+
+
+def softmax_cross_entropy_simple(x, t):
+    """``-mean(log(clip(softmax(x), 1e-15, 1))[i, t_i])`` composed from softmax, clip, log, indexing."""
+    x = as_variable(x)
+    _check_2d('softmax_cross_entropy_simple', x)
+    t = _check_labels('softmax_cross_entropy_simple', t, x.shape, x.shape[1])
+    n = x.shape[0]
+    p = clip(softmax(x), 1e-15, 1.0)
+    tlog_p = log(p)[_xp(t).arange(n), t]
+    return -sum(tlog_p) / n
+
+
+def _as_target(fname, t, like):
+    """Targets shaped like ``like`` (reshaped as DeZero does), cast to its float dtype."""
+    if isinstance(t, Variable):
+        if t.size != like.size:
+            raise ValueError(f'{fname}: t has shape {t.shape} but x has shape {like.shape}')
+        return reshape(t, like.shape)
+    t = _xp(like.data).asarray(t)
+    if t.size != like.size:
+        raise ValueError(f'{fname}: t has shape {t.shape} but x has shape {like.shape}')
+    return t.reshape(like.shape).astype(like.dtype, copy=False)
+
+
+class SigmoidCrossEntropy(Function):
+    """Binary cross entropy on logits, summed and divided by len(x):
+    ``sum(max(x, 0) - x t + log(1 + exp(-|x|))) / N`` (stable for any x).
+
+    dL/dx = gy (sigmoid(x) - t) / N,  dL/dt = -gy x / N.
+    """
+    __slots__ = ()
+
+    def forward(self, x, t):
+        xp = _xp(x)
+        loss = xp.maximum(x, 0)
+        loss -= x * t
+        loss += xp.log1p(xp.exp(-xp.abs(x)))
+        return loss.sum() / _batch_size(x.shape)
+
+    def _p(self):
+        x = self.inputs[0]
+        return sigmoid(x) if Config.enable_backprop else Sigmoid().forward(x.data)
+
+    def backward(self, gy):
+        x, t = self.inputs
+        g = gy * (1 / _batch_size(x.shape))
+        gx = g * (self._p() - _graph_or_array(t)) if x.requires_grad else None
+        gt = g * -_graph_or_array(x) if t.requires_grad else None
+        return gx, gt
+
+    def jvp(self, dx, dt):
+        x, t = self.inputs
+        t0 = None if dx is None else sum(dx * (self._p() - _graph_or_array(t)))
+        t1 = None if dt is None else -sum(dt * _graph_or_array(x))
+        s = add_tangents(t0, t1)
+        return None if s is None else s * (1 / _batch_size(x.shape))
+
+
+def sigmoid_cross_entropy(x, t):
+    """Mean (over len(x)) binary cross entropy of logits ``x`` against 0/1 (or probability) targets ``t``."""
+    x = as_variable(x)
+    return SigmoidCrossEntropy()(x, _as_target('sigmoid_cross_entropy', t, x))
+
+
+def _log_eps(dtype):
+    # Smallest probability kept before log: tiny enough not to bias, large
+    # enough that 1 - eps is still below 1 in the dtype.
+    return float(np.finfo(dtype).eps) if np.dtype(dtype).kind == 'f' else 1e-15
+
+
+def binary_cross_entropy(p, t):
+    """``-sum(t log p + (1 - t) log(1 - p)) / len(p)`` for probabilities ``p`` (a composition).
+
+    ``p`` is clipped to ``[eps, 1 - eps]`` (eps = the dtype's machine epsilon), so
+    the loss stays finite at 0 and 1 and the gradient is 0 outside that band.
+    """
+    p = as_variable(p)
+    t = _as_target('binary_cross_entropy', t, p)
+    eps = _log_eps(p.dtype)
+    p = clip(p, eps, 1.0 - eps)
+    tlog_p = t * log(p) + (1 - t) * log(1 - p)
+    return -sum(tlog_p) / _batch_size(p.shape)
+
+
+def cross_entropy(p, t):
+    """Mean cross entropy of probabilities ``p`` (N, C) (a composition; p clipped below at eps).
+
+    ``t`` is either integer labels (N,) -> ``-mean(log p[i, t_i])``, or a
+    float array (N, C) of one-hot / probability targets -> ``-sum(t log p) / N``.
+    """
+    p = as_variable(p)
+    _check_2d('cross_entropy', p)
+    n = p.shape[0]
+    t_data = t.data if isinstance(t, Variable) else t
+    log_p = log(clip(p, _log_eps(p.dtype), 1.0))
+    if getattr(t_data, 'ndim', 0) == 1:  # labels (checked: an int dtype is required)
+        t = _check_labels('cross_entropy', t_data, p.shape, p.shape[1])
+        return -sum(log_p[_xp(t).arange(n), t]) / n
+    if not isinstance(t, Variable):
+        t = _xp(p.data).asarray(t).astype(p.dtype, copy=False)
+    if t.shape != p.shape:
+        raise ValueError(f'cross_entropy: probability targets t have shape {t.shape} but p has '
+                         f'shape {p.shape}; pass int labels of shape ({n},) or targets of shape {p.shape}')
+    return -sum(t * log_p) / n
+
+
+def accuracy(y, t):
+    """Fraction of rows where ``argmax(y, axis=1) == t`` (not differentiable); a 0-d Variable."""
+    y_data = y.data if isinstance(y, Variable) else y
+    if y_data.ndim != 2:
+        raise ValueError(f'accuracy: y must be 2-D (N, C) scores, got shape {y_data.shape}')
+    t_data = _check_labels('accuracy', t, y_data.shape, y_data.shape[1])
+    xp = _xp(y_data)
+    pred = y_data.argmax(axis=1)
+    dtype = y_data.dtype if y_data.dtype.kind == 'f' else np.float64
+    return Variable(xp.asarray((pred == t_data).mean(), dtype=dtype))
+
+
+# =============================================================================
+# Dropout
+# =============================================================================
+class Dropout(Function):
+    """Inverted dropout: y = x * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio).  dL/dx = gy * mask / (1 - ratio)."""
+    __slots__ = ('ratio', 'mask')
+
+    def __init__(self, ratio):
+        self.ratio = ratio
+
+    def forward(self, x):
+        xp = _xp(x)
+        keep = xp.random.rand(*x.shape) > self.ratio
+        self.mask = keep.astype(x.dtype)
+        self.mask *= 1.0 / (1.0 - self.ratio)
+        return x * self.mask
+
+    def backward(self, gy):
+        return gy * self.mask
+
+    def jvp(self, dx):
+        return dx * self.mask
+
+
+def dropout(x, dropout_ratio=0.5):
+    """Drop each element with probability ``dropout_ratio`` while ``Config.train``; identity in test mode.
+
+    Uses NumPy's global RNG (``np.random.seed`` makes it reproducible).
+    """
+    x = as_variable(x)
+    if not 0 <= dropout_ratio < 1:
+        raise ValueError(f'dropout: dropout_ratio must be in [0, 1), got {dropout_ratio}')
+    if not Config.train or dropout_ratio == 0:
+        return x
+    return Dropout(dropout_ratio)(x)
+
+
+# =============================================================================
+# Normalisation (batch norm, layer norm, RMS norm)
+# =============================================================================
+class _Normalize(Function):
+    """Shared math of the normalisations, over the reduction axes ``axes``:
+
+    xhat = (x - mean) / sqrt(var + eps)   (``center=False``: x / sqrt(mean(x^2) + eps))
+    y    = xhat * gamma (+ beta), gamma/beta broadcast as ``pshape``.
+
+    dL/dxhat = gy gamma;  dL/dx = r (g - mean(g) - xhat mean(g xhat)) with r = 1/sqrt(...)
+    (no ``mean(g)`` term when not centred); dL/dgamma = sum(gy xhat); dL/dbeta = sum(gy).
+    """
+    __slots__ = ('axes', 'eps', 'center', 'pshape', 'xhat', 'inv_std')
+
+    def _normalize(self, x):
+        """Raw forward: store xhat and r; return xhat, the mean (None if not centred) and var."""
+        xp = _xp(x)
+        mu = x.mean(axis=self.axes, keepdims=True) if self.center else None
+        xc = x - mu if self.center else x
+        var = (xc * xc).mean(axis=self.axes, keepdims=True)
+        self.inv_std = 1 / xp.sqrt(var + self.eps)
+        self.xhat = xc * self.inv_std
+        return self.xhat, mu, var
+
+    def _affine(self, xhat, gamma, beta):
+        y = xhat * gamma.reshape(self.pshape)
+        if beta is not None:
+            y += beta.reshape(self.pshape)
+        return y
+
+    def _stats(self):
+        """(xhat, r): graph Variables built from x while recording, else the cached arrays."""
+        if not Config.enable_backprop:
+            return self.xhat, self.inv_std
+        x = self.inputs[0]
+        xc = x - mean(x, self.axes, keepdims=True) if self.center else x
+        inv_std = (mean(xc * xc, self.axes, keepdims=True) + self.eps) ** -0.5
+        return xc * inv_std, inv_std
+
+    def _dxhat_to_dx(self, g, xhat, inv_std):
+        """Map a gradient (or tangent) on xhat to one on x: the Jacobian of xhat is symmetric."""
+        proj = xhat * mean(g * xhat, self.axes, keepdims=True)
+        if self.center:
+            proj = proj + mean(g, self.axes, keepdims=True)
+        return (g - proj) * inv_std
+
+    def _param_grads(self, gy, xhat):
+        gamma = self.inputs[1]
+        ggamma = reshape(sum_to(gy * xhat, self.pshape), gamma.shape) if gamma.requires_grad else None
+        if len(self.inputs) < 3:
+            return (ggamma,)
+        beta = self.inputs[2]
+        gbeta = reshape(sum_to(gy, self.pshape), beta.shape) if beta.requires_grad else None
+        return ggamma, gbeta
+
+    def backward(self, gy):
+        x, gamma = self.inputs[:2]
+        xhat, inv_std = self._stats()
+        gx = None
+        if x.requires_grad:
+            gx = self._dxhat_to_dx(gy * reshape(gamma, self.pshape), xhat, inv_std)
+        return (gx,) + self._param_grads(gy, xhat)
+
+    def jvp(self, dx, dgamma, dbeta=None):
+        x, gamma = self.inputs[:2]
+        xhat, inv_std = self._stats()
+        t = None
+        if dx is not None:
+            t = self._dxhat_to_dx(dx, xhat, inv_std) * reshape(gamma, self.pshape)
+        if dgamma is not None:
+            t = add_tangents(t, xhat * reshape(dgamma, self.pshape))
+        if dbeta is not None:
+            t = add_tangents(t, broadcast_to(reshape(dbeta, self.pshape), x.shape))
+        return t
+
+
+class LayerNorm(_Normalize):
+    """Layer normalisation over the last axis: y = (x - mean) / sqrt(var + eps) * gamma + beta."""
+    __slots__ = ()
+
+    def __init__(self, eps=1e-5):
+        self.axes = (-1,)
+        self.eps = eps
+        self.center = True
+        self.pshape = None
+
+    def forward(self, x, gamma, beta):
+        self.pshape = gamma.shape
+        return self._affine(self._normalize(x)[0], gamma, beta)
+
+
+def _check_feature_param(fname, x, p, axis, what):
+    n = x.shape[axis]
+    if p.ndim != 1 or p.shape[0] != n:
+        raise ValueError(f'{fname}: {what} has shape {p.shape} but x has shape {x.shape}; '
+                         f'expected ({n},) (axis {axis} of x)')
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """Normalise each row over the last axis; gamma, beta have shape (D,) = x.shape[-1:]."""
+    x, gamma, beta = as_variable(x), as_variable(gamma), as_variable(beta)
+    _check_feature_param('layer_norm', x, gamma, -1, 'gamma')
+    _check_feature_param('layer_norm', x, beta, -1, 'beta')
+    return LayerNorm(eps)(x, gamma, beta)
+
+
+class RMSNorm(_Normalize):
+    """RMS normalisation over the last axis: y = x / sqrt(mean(x^2) + eps) * gamma (no centring, no beta)."""
+    __slots__ = ()
+
+    def __init__(self, eps=1e-5):
+        self.axes = (-1,)
+        self.eps = eps
+        self.center = False
+        self.pshape = None
+
+    def forward(self, x, gamma):
+        self.pshape = gamma.shape
+        return self._affine(self._normalize(x)[0], gamma, None)
+
+
+def rms_norm(x, gamma, eps=1e-5):
+    """y = x / sqrt(mean(x^2, axis=-1) + eps) * gamma; gamma has shape (D,) = x.shape[-1:]."""
+    x, gamma = as_variable(x), as_variable(gamma)
+    _check_feature_param('rms_norm', x, gamma, -1, 'gamma')
+    return RMSNorm(eps)(x, gamma)
+
+
+class BatchNorm(_Normalize):
+    """Batch normalisation over every axis but the channel axis 1 ((N, C) or (N, C, H, W)).
+
+    Training (``Config.train``): normalise with the batch statistics and update
+    the running ``mean`` / ``var`` arrays in place:
+    ``mean = decay mean + (1 - decay) batch_mean``, ``var`` likewise with the
+    unbiased batch variance.  Test mode: normalise with the running statistics
+    (then y is affine in x: dL/dx = gy gamma / sqrt(var + eps)).
+    """
+    __slots__ = ('mean', 'var', 'decay', 'train')
+
+    def __init__(self, mean, var, decay=0.9, eps=2e-5):
+        self.mean = mean
+        self.var = var
+        self.decay = decay
+        self.eps = eps
+        self.center = True
+        self.train = Config.train
+
+    def forward(self, x, gamma, beta):
+        self.axes = (0,) + tuple(range(2, x.ndim))
+        self.pshape = (1, x.shape[1]) + (1,) * (x.ndim - 2)
+        if self.train:
+            xhat, batch_mean, batch_var = self._normalize(x)
+            m = x.size // x.shape[1]
+            unbias = m / max(m - 1, 1)  # the running var estimates the population variance
+            self.mean *= self.decay
+            self.mean += (1 - self.decay) * batch_mean.reshape(-1)
+            self.var *= self.decay
+            self.var += ((1 - self.decay) * unbias) * batch_var.reshape(-1)
+        else:
+            xp = _xp(x)
+            self.inv_std = (1 / xp.sqrt(self.var + self.eps)).astype(x.dtype, copy=False).reshape(self.pshape)
+            xhat = (x - self.mean.reshape(self.pshape)) * self.inv_std
+            self.xhat = xhat
+        return self._affine(xhat, gamma, beta)
+
+    def _stats(self):
+        if self.train:
+            return super()._stats()
+        if not Config.enable_backprop:
+            return self.xhat, self.inv_std
+        return (self.inputs[0] - self.mean.reshape(self.pshape)) * self.inv_std, self.inv_std
+
+    def _dxhat_to_dx(self, g, xhat, inv_std):
+        if self.train:
+            return super()._dxhat_to_dx(g, xhat, inv_std)
+        return g * inv_std
+
+
+def _check_batch_norm(x, gamma, beta, mean_, var):
+    if x.ndim not in (2, 4):
+        raise ValueError(f'batch_norm: x must be (N, C) or (N, C, H, W), got shape {x.shape}')
+    c = x.shape[1]
+    for name, p in (('gamma', gamma), ('beta', beta), ('mean', mean_), ('var', var)):
+        if p.shape != (c,):
+            raise ValueError(f'batch_norm: {name} has shape {p.shape} but x has shape {x.shape}; '
+                             f'expected ({c},)')
+
+
+def batch_norm(x, gamma, beta, mean, var, decay=0.9, eps=2e-5):
+    """Batch normalisation; ``mean``/``var`` are the running statistics (arrays, updated in place when training)."""
+    x, gamma, beta = as_variable(x), as_variable(gamma), as_variable(beta)
+    mean = mean.data if isinstance(mean, Variable) else mean
+    var = var.data if isinstance(var, Variable) else var
+    _check_batch_norm(x, gamma, beta, mean, var)
+    return BatchNorm(mean, var, decay, eps)(x, gamma, beta)
+
+
+_batch_nrom_warned = False
+
+
+def batch_nrom(x, gamma, beta, mean, var, decay=0.9, eps=2e-5):
+    """Deprecated alias of ``batch_norm`` (DeZero's misspelling); warns once per process."""
+    global _batch_nrom_warned
+    if not _batch_nrom_warned:
+        _batch_nrom_warned = True
+        warnings.warn('batch_nrom is a misspelling kept for DeZero code; use batch_norm',
+                      DeprecationWarning, stacklevel=2)
+    return batch_norm(x, gamma, beta, mean, var, decay, eps)
+
+
+# =============================================================================
+# Embedding
+# =============================================================================
+def embed_id(x, W):
+    """Rows of ``W`` (V, D) picked by the integer ids ``x`` (any shape) -> ``x.shape + (D,)`` (= ``W[x]``).
+
+    A composition (``get_item``): the gradient scatter-adds into the used rows.
+    """
+    W = as_variable(W)
+    ids = x.data if isinstance(x, Variable) else x
+    ids = _xp(W.data).asarray(ids)
+    if ids.dtype.kind not in 'iu':
+        raise TypeError(f'embed_id: ids must be integers, got dtype {ids.dtype} (shape {ids.shape})')
+    if ids.size:
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= W.shape[0]:
+            raise ValueError(f'embed_id: ids must be in [0, {W.shape[0]}) for W of shape {W.shape}, '
+                             f'got values from {lo} to {hi} (ids shape {ids.shape})')
+    return get_item(W, ids)

@@ -1,0 +1,457 @@
+"""Layers (``import dezero_kr.layers as L``): objects that own Parameters.
+
+A ``Layer`` registers every attribute that holds a ``Parameter`` or another
+``Layer`` *in assignment order* (DeZero kept a set, so the order changed with
+``PYTHONHASHSEED``).  ``params()`` walks that tree depth first, each Parameter
+once (a Parameter shared by two layers, e.g. tied embeddings, is yielded at its
+first path only), and ``named_params()`` gives the same walk with paths such as
+``'l0/W'``: the keys of ``save_weights`` files and of optimizer state.
+
+Weights are drawn from NumPy's global RNG (``np.random.randn``) as in DeZero,
+so ``np.random.seed(0)`` before building a model makes it reproducible.  On a
+GPU the weights are drawn on the CPU and copied, so one seed gives the same
+model on both.  Input sizes may be left out (``in_size=None``): the weight is
+then created on the first forward pass from the input's shape (a "lazy"
+parameter whose ``data`` is None until then).
+"""
+import math
+import os
+import weakref
+
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.array_utils import pair
+from dezero_kr.core import Parameter, reshape
+from dezero_kr.download import atomic_write
+from dezero_kr.functions_math import linear, tanh
+from dezero_kr.functions_nn import batch_norm, embed_id, layer_norm, rms_norm, sigmoid
+
+
+# =============================================================================
+# Layer: the parameter container
+# =============================================================================
+class Layer:
+    """Base class.  Subclasses call ``super().__init__()`` first, assign
+    Parameters / sub-Layers as attributes and define ``forward``."""
+
+    # Bumped whenever any Layer registers or drops a Parameter/Layer attribute;
+    # the flattened parameter list of a Layer is cached against it.
+    _structure_version = 0
+
+    def __init__(self):
+        self._params = {}  # attribute names in registration order (a dict as an ordered set)
+
+    def __setattr__(self, name, value):
+        registry = self.__dict__.get('_params')
+        if isinstance(value, (Parameter, Layer)):
+            if registry is None:
+                raise AttributeError(f'{type(self).__name__}: call super().__init__() before '
+                                     f'assigning the parameter or layer {name!r}')
+            registry[name] = None
+            Layer._structure_version += 1
+        elif registry is not None and name in registry:
+            del registry[name]  # e.g. ``self.b = None``: no longer a parameter
+            Layer._structure_version += 1
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if self.__dict__.get('_params', {}).pop(name, 0) is None:
+            Layer._structure_version += 1
+        super().__delattr__(name)
+
+    def __call__(self, *inputs):
+        outputs = self.forward(*inputs)
+        outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+        # DeZero keeps weak references to the last call's inputs and outputs
+        # (stored directly: they are never parameters).
+        d = self.__dict__
+        d['inputs'] = [_weak(x) for x in inputs]
+        d['outputs'] = [_weak(y) for y in outs]
+        return outputs
+
+    def forward(self, *inputs):
+        raise NotImplementedError(f'{type(self).__name__}.forward is not implemented')
+
+    # --- walking the parameter tree ----------------------------------------------
+    def named_params(self):
+        """Iterate over ``(path, Parameter)`` depth first in registration order, each Parameter once."""
+        return iter(self._param_lists()[0])
+
+    def params(self):
+        """Iterate over every Parameter of this layer and its sub-layers (see ``named_params``)."""
+        return iter(self._param_lists()[1])
+
+    def _param_lists(self):
+        cache = self.__dict__.get('_param_cache')
+        if cache is None or cache[0] != Layer._structure_version:
+            named = list(self._walk_params())
+            cache = (Layer._structure_version, named, [p for _, p in named])
+            self.__dict__['_param_cache'] = cache
+        return cache[1], cache[2]
+
+    def _walk_params(self):
+        seen_params, seen_layers = set(), {id(self)}
+        stack = [('', self, iter(list(self._params)))]
+        while stack:
+            prefix, layer, names = stack[-1]
+            name = next(names, None)
+            if name is None:
+                stack.pop()
+                continue
+            obj = layer.__dict__[name]
+            path = prefix + name
+            if isinstance(obj, Layer):
+                if id(obj) not in seen_layers:
+                    seen_layers.add(id(obj))
+                    stack.append((path + '/', obj, iter(list(obj._params))))
+            elif id(obj) not in seen_params:
+                seen_params.add(id(obj))
+                yield path, obj
+
+    def _flatten_params(self, params_dict, parent_key=''):
+        """Fill ``params_dict`` with ``{'parent/path': Parameter}`` (DeZero's helper)."""
+        for path, param in self.named_params():
+            params_dict[f'{parent_key}/{path}' if parent_key else path] = param
+
+    def cleargrads(self):
+        for param in self.params():
+            param.cleargrad()
+
+    def to_cpu(self):
+        for param in self.params():
+            param.to_cpu()
+        return self
+
+    def to_gpu(self):
+        cuda.require_gpu(f'{type(self).__name__}.to_gpu')
+        for param in self.params():
+            param.to_gpu()
+        return self
+
+    # --- weights files -------------------------------------------------------------
+    def save_weights(self, path):
+        """Write every parameter to an ``.npz`` file (keys = ``named_params`` paths).
+
+        The write is atomic: a temporary file in the same folder is renamed
+        over ``path`` only when complete, so a crash leaves the old file intact.
+        Arrays are copied to the host; a GPU model stays on the GPU.  A lazy
+        parameter that has no data yet is an error (run one forward pass first
+        or give the layer its input size).  ``.npz`` is appended if missing, as
+        ``np.savez`` does.
+        """
+        arrays = {}
+        for key, param in self.named_params():
+            if param.data is None:
+                raise ValueError(f'save_weights: parameter {key!r} is not initialised yet (its layer '
+                                 f'creates it on the first forward pass); call the model once on an '
+                                 f'input or pass the input size to the layer')
+            arrays[key] = cuda.as_numpy(param.data)
+        save_npz(path, arrays)
+
+    def load_weights(self, path):
+        """Load an ``.npz`` written by ``save_weights`` (never unpickles).
+
+        Every key must match a parameter path and every shape its parameter:
+        otherwise nothing is changed and the error names the keys and shapes.
+        Values are cast to each parameter's dtype and device; a lazy parameter
+        (data None) takes the stored array as it is.
+        """
+        path = existing_npz_path(path)
+        targets = {}
+        self._flatten_params(targets)
+        with np.load(path, allow_pickle=False) as npz:
+            stored = list(npz.files)
+            missing = [k for k in targets if k not in npz.files]
+            extra = [k for k in stored if k not in targets]
+            if missing or extra:
+                raise ValueError(f'load_weights: {path} does not match {type(self).__name__}: '
+                               f'missing keys {missing}, unexpected keys {extra}')
+            arrays = {k: npz[k] for k in targets}
+        for key, param in targets.items():
+            if param.data is not None and arrays[key].shape != param.data.shape:
+                raise ValueError(f'load_weights: {key!r} has shape {arrays[key].shape} in {path} but '
+                                 f'the parameter has shape {param.data.shape}')
+        for key, param in targets.items():
+            if param.data is None:
+                param.data = arrays[key]
+            else:
+                xp = cuda.get_array_module(param.data)
+                param.data = xp.asarray(arrays[key], dtype=param.data.dtype)
+
+
+def _weak(x):
+    try:
+        return weakref.ref(x)
+    except TypeError:  # ints and other objects without weak references
+        return lambda: x
+
+
+def save_npz(path, arrays):
+    """``np.savez(path, **arrays)`` written atomically (``.npz`` appended if missing, as NumPy does)."""
+    path = os.fspath(path)
+    if not path.endswith('.npz'):
+        path += '.npz'
+    with atomic_write(path) as f:
+        np.savez(f, **arrays)
+
+
+def existing_npz_path(path):
+    """``path``, or ``path + '.npz'`` when only that exists (the name ``save_npz`` wrote)."""
+    path = os.fspath(path)
+    if not os.path.exists(path) and os.path.exists(path + '.npz'):
+        return path + '.npz'
+    return path
+
+
+def _init_weight(shape, fan_in, dtype, xp):
+    """``randn(*shape) * sqrt(1 / fan_in)`` in ``dtype`` (DeZero's init), drawn on the CPU."""
+    w = np.random.randn(*shape).astype(dtype) * math.sqrt(1 / fan_in)
+    return w if xp is np else cuda.as_cupy(w)
+
+
+# =============================================================================
+# Linear and convolutions
+# =============================================================================
+class Linear(Layer):
+    """y = x @ W + b; x (N, I) -> (N, O).  W (I, O) ~ randn * sqrt(1/I), b zeros.
+
+    Inputs with more axes (..., I) are mapped over the leading axes.
+    """
+
+    def __init__(self, out_size, nobias=False, dtype=np.float32, in_size=None):
+        super().__init__()
+        self.in_size = in_size
+        self.out_size = out_size
+        self.dtype = dtype
+        self.W = Parameter(None, name='W')
+        if in_size is not None:
+            self._init_W()
+        self.b = None if nobias else Parameter(np.zeros(out_size, dtype=dtype), name='b')
+
+    def _init_W(self, xp=np):
+        self.W.data = _init_weight((self.in_size, self.out_size), self.in_size, self.dtype, xp)
+
+    def forward(self, x):
+        if self.W.data is None:
+            self.in_size = x.shape[-1]
+            self._init_W(cuda.get_array_module(x))
+        if x.ndim <= 2:
+            return linear(x, self.W, self.b)
+        lead = x.shape[:-1]
+        y = linear(reshape(x, (-1, x.shape[-1])), self.W, self.b)
+        return reshape(y, lead + (self.out_size,))
+
+
+def _conv_functions():
+    # functions_conv is another module of the package; imported on first use.
+    from dezero_kr import functions_conv
+    return functions_conv
+
+
+class Conv2d(Layer):
+    """2-D convolution; x (N, C, H, W) -> (N, OC, OH, OW).  W (OC, C, KH, KW) ~ randn * sqrt(1/(C KH KW))."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, pad=0, nobias=False, dtype=np.float32,
+                 in_channels=None):
+        super().__init__()
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.pad = pad
+        self.dtype = dtype
+        self.W = Parameter(None, name='W')
+        if in_channels is not None:
+            self._init_W()
+        self.b = None if nobias else Parameter(np.zeros(out_channels, dtype=dtype), name='b')
+
+    def _w_shape(self):
+        return (self.out_channels, self.in_channels) + pair(self.kernel_size)
+
+    def _init_W(self, xp=np):
+        kh, kw = pair(self.kernel_size)
+        self.W.data = _init_weight(self._w_shape(), self.in_channels * kh * kw, self.dtype, xp)
+
+    def forward(self, x):
+        if self.W.data is None:
+            self.in_channels = x.shape[1]
+            self._init_W(cuda.get_array_module(x))
+        return _conv_functions().conv2d(x, self.W, self.b, self.stride, self.pad)
+
+
+class Deconv2d(Conv2d):
+    """Transposed 2-D convolution; W has shape (C, OC, KH, KW) (in channels first)."""
+
+    def _w_shape(self):
+        return (self.in_channels, self.out_channels) + pair(self.kernel_size)
+
+    def forward(self, x):
+        if self.W.data is None:
+            self.in_channels = x.shape[1]
+            self._init_W(cuda.get_array_module(x))
+        return _conv_functions().deconv2d(x, self.W, self.b, self.stride, self.pad)
+
+
+# =============================================================================
+# Recurrent layers
+# =============================================================================
+class RNN(Layer):
+    """Elman RNN: h = tanh(x2h(x) + h2h(h_prev)); the state persists across calls until ``reset_state``."""
+
+    def __init__(self, hidden_size, in_size=None):
+        super().__init__()
+        self.x2h = Linear(hidden_size, in_size=in_size)
+        self.h2h = Linear(hidden_size, in_size=hidden_size, nobias=True)  # DeZero used in_size here
+        self.h = None
+
+    def reset_state(self):
+        self.h = None
+
+    def forward(self, x):
+        if self.h is None:
+            h_new = tanh(self.x2h(x))
+        else:
+            h_new = tanh(self.x2h(x) + self.h2h(self.h))
+        self.h = h_new
+        return h_new
+
+
+class LSTM(Layer):
+    """LSTM with DeZero's parameter layout (x2f x2i x2o x2u, h2f h2i h2o h2u).
+
+    f, i, o = sigmoid(x2*(x) + h2*(h)), u = tanh(x2u(x) + h2u(h)),
+    c = f c_prev + i u, h = o tanh(c).
+    """
+
+    def __init__(self, hidden_size, in_size=None):
+        super().__init__()
+        H, I = hidden_size, in_size
+        self.x2f = Linear(H, in_size=I)
+        self.x2i = Linear(H, in_size=I)
+        self.x2o = Linear(H, in_size=I)
+        self.x2u = Linear(H, in_size=I)
+        self.h2f = Linear(H, in_size=H, nobias=True)
+        self.h2i = Linear(H, in_size=H, nobias=True)
+        self.h2o = Linear(H, in_size=H, nobias=True)
+        self.h2u = Linear(H, in_size=H, nobias=True)
+        self.reset_state()
+
+    def reset_state(self):
+        self.h = None
+        self.c = None
+
+    def forward(self, x):
+        if self.h is None:
+            f = sigmoid(self.x2f(x))
+            i = sigmoid(self.x2i(x))
+            o = sigmoid(self.x2o(x))
+            u = tanh(self.x2u(x))
+        else:
+            f = sigmoid(self.x2f(x) + self.h2f(self.h))
+            i = sigmoid(self.x2i(x) + self.h2i(self.h))
+            o = sigmoid(self.x2o(x) + self.h2o(self.h))
+            u = tanh(self.x2u(x) + self.h2u(self.h))
+        c_new = i * u if self.c is None else f * self.c + i * u
+        h_new = o * tanh(c_new)
+        self.h, self.c = h_new, c_new
+        return h_new
+
+
+# =============================================================================
+# Embedding and normalisation
+# =============================================================================
+class EmbedID(Layer):
+    """Lookup table: integer ids (any shape) -> ``ids.shape + (out_size,)``.  W (in_size, out_size) ~ randn.
+
+    DeZero's W was float64; here it has ``dtype`` (float32 by default, like Linear).
+    """
+
+    def __init__(self, in_size, out_size, dtype=np.float32):
+        super().__init__()
+        self.W = Parameter(np.random.randn(in_size, out_size).astype(dtype), name='W')
+
+    def forward(self, x):
+        return embed_id(x, self.W)
+
+
+class Embedding(EmbedID):
+    """PyTorch's name for ``EmbedID``: ``Embedding(num_embeddings, embedding_dim)``."""
+
+    def __init__(self, num_embeddings, embedding_dim, dtype=np.float32):
+        super().__init__(num_embeddings, embedding_dim, dtype)
+
+
+class BatchNorm(Layer):
+    """Batch normalisation over axis 1 of (N, C) or (N, C, H, W) inputs.
+
+    Parameters ``avg_mean``, ``avg_var`` (running statistics, updated in place
+    while training, never by an optimizer: they get no gradient), ``gamma``,
+    ``beta``; all sized on the first call and in the input's dtype.
+    """
+
+    def __init__(self, decay=0.9, eps=2e-5):
+        super().__init__()
+        self.decay = decay
+        self.eps = eps
+        self.avg_mean = Parameter(None, name='avg_mean')
+        self.avg_var = Parameter(None, name='avg_var')
+        self.gamma = Parameter(None, name='gamma')
+        self.beta = Parameter(None, name='beta')
+
+    def _init_params(self, x):
+        xp = cuda.get_array_module(x)
+        c, dtype = x.shape[1], x.dtype
+        for param, fill in ((self.avg_mean, 0), (self.avg_var, 1), (self.gamma, 1), (self.beta, 0)):
+            if param.data is None:
+                param.data = xp.full(c, fill, dtype=dtype)
+
+    def forward(self, x):
+        if self.avg_mean.data is None:
+            self._init_params(x)
+        return batch_norm(x, self.gamma, self.beta, self.avg_mean.data, self.avg_var.data,
+                          decay=self.decay, eps=self.eps)
+
+
+class _LastAxisNorm(Layer):
+    # gamma (and beta) of shape (D,) for inputs (..., D); D from the first input if not given.
+
+    def __init__(self, normalized_size, eps, dtype, names):
+        super().__init__()
+        self.eps = eps
+        self.dtype = dtype
+        for name in names:
+            setattr(self, name, Parameter(None, name=name))
+        if normalized_size is not None:
+            self._init_params(normalized_size, np)
+
+    def _init_params(self, size, xp):
+        self.gamma.data = xp.ones(size, dtype=self.dtype)
+        if 'beta' in self._params:
+            self.beta.data = xp.zeros(size, dtype=self.dtype)
+
+    def _ensure_params(self, x):
+        if self.gamma.data is None:
+            self._init_params(x.shape[-1], cuda.get_array_module(x))
+
+
+class LayerNorm(_LastAxisNorm):
+    """Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta."""
+
+    def __init__(self, normalized_size=None, eps=1e-5, dtype=np.float32):
+        super().__init__(normalized_size, eps, dtype, ('gamma', 'beta'))
+
+    def forward(self, x):
+        self._ensure_params(x)
+        return layer_norm(x, self.gamma, self.beta, eps=self.eps)
+
+
+class RMSNorm(_LastAxisNorm):
+    """RMS normalisation over the last axis: x / sqrt(mean(x^2) + eps) * gamma."""
+
+    def __init__(self, normalized_size=None, eps=1e-5, dtype=np.float32):
+        super().__init__(normalized_size, eps, dtype, ('gamma',))
+
+    def forward(self, x):
+        self._ensure_params(x)
+        return rms_norm(x, self.gamma, eps=self.eps)

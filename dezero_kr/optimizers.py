@@ -1,0 +1,414 @@
+"""Optimizers (``import dezero_kr.optimizers as O``) and their hooks.
+
+``optimizer = SGD(lr=0.1).setup(model)``; after ``loss.backward()`` call
+``optimizer.update()``, which
+
+1. counts the step (``optimizer.t``, 1 on the first update),
+2. collects the target's parameters that have a gradient, in ``params()`` order,
+3. runs every hook on that list (weight decay, clipping, freezing, schedules),
+4. updates each parameter whose gradient is still set, in place on ``param.data``.
+
+Hooks run before the final filter, so ``FreezeParam`` (which sets grads to
+None) works; in DeZero it crashed the update.  State arrays (momenta, Adam's
+``m``/``v``) have the parameter's dtype and device.  They are keyed by
+parameter path in ``state_dict()`` / ``save(path)``, so a checkpoint restores
+into a freshly built model (``load_state_dict`` / ``load``), and a resumed run
+matches an uninterrupted one exactly.
+
+Learning-rate schedules are hooks too (``WarmupCosine``): they set the
+optimizer's learning-rate attribute from ``optimizer.t`` before each update.
+For ``Adam``/``AdamW`` that attribute is ``alpha``, the base step size; Adam's
+bias correction (the ``lr`` property) multiplies the scheduled value.
+"""
+import math
+
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.core import Parameter, Variable
+from dezero_kr.layers import existing_npz_path, save_npz
+
+
+# =============================================================================
+# Optimizer
+# =============================================================================
+class Optimizer:
+    """Base class: subclasses implement ``update_one(param)``.
+
+    Class attributes: ``lr_name`` (the attribute a schedule sets, None if
+    there is none), ``hyperparams`` (saved in ``state_dict``), ``slots``
+    (names of the per-parameter state arrays).
+    """
+    lr_name = 'lr'
+    hyperparams = ()
+    slots = ()
+
+    def __init__(self):
+        self.target = None
+        self.hooks = []
+        self.t = 0  # number of update() calls
+        self._state = {}  # Parameter -> {slot name: array}
+
+    def setup(self, target):
+        """Optimise ``target``'s parameters (a Layer/Model, or anything with ``params()``); returns self."""
+        self.target = target
+        return self
+
+    def update(self):
+        if self.target is None:
+            raise RuntimeError(f'{type(self).__name__}.update: call setup(model) first')
+        self.t += 1
+        params = [p for p in self.target.params() if p.grad is not None]
+        for hook in self.hooks:
+            hook(params)
+        for param in params:
+            if param.grad is not None:  # a hook (FreezeParam) may have removed it
+                self.update_one(param)
+
+    def update_one(self, param):
+        raise NotImplementedError(f'{type(self).__name__}.update_one is not implemented')
+
+    def add_hook(self, f):
+        """Run ``f(params)`` before every update; a hook with ``attach(optimizer)`` gets told its optimizer."""
+        attach = getattr(f, 'attach', None)
+        if callable(attach):
+            attach(self)
+        self.hooks.append(f)
+
+    def _slot(self, param, name):
+        """The state array ``name`` of ``param`` (zeros like ``param.data`` on first use)."""
+        state = self._state.get(param)
+        if state is None:
+            state = self._state[param] = {}
+        a = state.get(name)
+        if a is None:
+            a = state[name] = cuda.get_array_module(param.data).zeros_like(param.data)
+        return a
+
+    # --- saving and restoring state -----------------------------------------------
+    def _params_by_key(self):
+        """``{path: Parameter}`` of the target (``named_params``), or ``{'0': p, ...}`` by position."""
+        if hasattr(self.target, 'named_params'):
+            return dict(self.target.named_params())
+        return {str(i): p for i, p in enumerate(self.target.params())}
+
+    def state_dict(self):
+        """``{'t', 'hyperparams': {name: value}, 'state': {param path: {slot: ndarray}}}`` (host copies)."""
+        if self.target is None:
+            raise RuntimeError(f'{type(self).__name__}.state_dict: call setup(model) first')
+        state = {}
+        for key, param in self._params_by_key().items():
+            slots = self._state.get(param)
+            if slots:
+                state[key] = {name: np.array(cuda.as_numpy(a)) for name, a in slots.items()}
+        return {'t': self.t, 'hyperparams': {n: getattr(self, n) for n in self.hyperparams},
+                'state': state}
+
+    def load_state_dict(self, d):
+        """Restore what ``state_dict`` returned, into this optimizer's (possibly new) target.
+
+        Checks everything first (unknown parameter paths or slot names, shape
+        mismatches raise naming them) and only then replaces the state.
+        """
+        what = f'{type(self).__name__}.load_state_dict'
+        if self.target is None:
+            raise RuntimeError(f'{what}: call setup(model) first')
+        params = self._params_by_key()
+        new_state = {}
+        for key, slots in d['state'].items():
+            param = params.get(key)
+            if param is None:
+                raise ValueError(f'{what}: the state has parameter {key!r}, which the target does not '
+                                 f'have (its parameters: {list(params)})')
+            if param.data is None:
+                raise ValueError(f'{what}: parameter {key!r} is not initialised yet; run the model once')
+            new_state[param] = {}
+            for name, a in slots.items():
+                if name not in self.slots:
+                    raise ValueError(f'{what}: unknown state {name!r} for parameter {key!r} '
+                                     f'({type(self).__name__} keeps {list(self.slots)})')
+                if a.shape != param.data.shape:
+                    raise ValueError(f'{what}: state {key!r}/{name} has shape {a.shape} but the '
+                                     f'parameter has shape {param.data.shape}')
+                xp = cuda.get_array_module(param.data)
+                new_state[param][name] = xp.array(a, dtype=param.data.dtype)
+        unknown = [n for n in d.get('hyperparams', {}) if n not in self.hyperparams]
+        if unknown:
+            raise ValueError(f'{what}: unknown hyperparameters {unknown} for {type(self).__name__}')
+        self.t = int(d['t'])
+        for name, value in d.get('hyperparams', {}).items():
+            setattr(self, name, float(value))
+        self._state = new_state
+
+    def save(self, path):
+        """Write ``state_dict()`` to an ``.npz`` file atomically (plain arrays: no pickle)."""
+        d = self.state_dict()
+        arrays = {'optimizer': np.array(type(self).__name__), 't': np.array(d['t'])}
+        for name, value in d['hyperparams'].items():
+            arrays[f'hyperparams/{name}'] = np.array(value)
+        for key, slots in d['state'].items():
+            for name, a in slots.items():
+                arrays[f'state/{key}/{name}'] = a
+        save_npz(path, arrays)
+
+    def load(self, path):
+        """Restore a file written by ``save`` (``allow_pickle=False``)."""
+        path = existing_npz_path(path)
+        with np.load(path, allow_pickle=False) as npz:
+            kind = str(npz['optimizer']) if 'optimizer' in npz.files else None
+            if kind != type(self).__name__:
+                raise ValueError(f'{type(self).__name__}.load: {path} holds the state of {kind}')
+            d = {'t': int(npz['t']), 'hyperparams': {}, 'state': {}}
+            for name in npz.files:
+                if name.startswith('hyperparams/'):
+                    d['hyperparams'][name.split('/', 1)[1]] = float(npz[name])
+                elif name.startswith('state/'):
+                    key, slot = name[len('state/'):].rsplit('/', 1)
+                    d['state'].setdefault(key, {})[slot] = npz[name]
+        self.load_state_dict(d)
+
+
+# =============================================================================
+# Hooks
+# =============================================================================
+def _replace_grads(pairs):
+    """Give each parameter its new gradient array.
+
+    The gradient Variable keeps its identity unless several parameters share
+    it; those each get their own Variable, so no array is changed twice.
+    """
+    shared = {}
+    for param, _ in pairs:
+        shared[id(param.grad)] = shared.get(id(param.grad), 0) + 1
+    for param, new in pairs:
+        if shared[id(param.grad)] > 1:
+            param.grad = Variable(new)
+        else:
+            param.grad.data = new
+
+
+class WeightDecay:
+    """L2 penalty through the gradient: ``grad <- grad + rate * param`` (coupled; see ``AdamW``)."""
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, params):
+        # New arrays, computed before any is stored: the old gradient arrays may
+        # be shared between parameters or read-only broadcast views.
+        _replace_grads([(p, p.grad.data + self.rate * p.data) for p in params])
+
+
+class ClipGrad:
+    """DeZero's hook: scale all gradients so their global L2 norm is at most ``max_norm``."""
+
+    def __init__(self, max_norm):
+        self.max_norm = max_norm
+
+    def __call__(self, params):
+        from dezero_kr.grad_clip import clip_grad_norm
+        clip_grad_norm(params, self.max_norm, eps=1e-6)
+
+
+class FreezeParam:
+    """Keep the given Layers' / Parameters' values fixed: their gradients are dropped before the update."""
+
+    def __init__(self, *layers):
+        self.freeze_params = []
+        for layer in layers:
+            if isinstance(layer, Parameter):
+                self.freeze_params.append(layer)
+            else:
+                self.freeze_params.extend(layer.params())
+
+    def __call__(self, params):
+        for p in self.freeze_params:
+            p.grad = None
+
+
+class WarmupCosine:
+    """Learning-rate schedule hook: linear warm-up, then cosine decay to ``min_lr``.
+
+    At update ``t`` (1-based): ``base_lr * t / warmup_steps`` for ``t <= warmup_steps``,
+    then ``min_lr + (base_lr - min_lr) (1 + cos(pi p)) / 2`` with
+    ``p = (t - warmup_steps) / (total_steps - warmup_steps)``, and ``min_lr``
+    after ``total_steps``.  Sets the optimizer's ``lr`` (``alpha`` for Adam/AdamW).
+    """
+
+    def __init__(self, base_lr, warmup_steps, total_steps, min_lr=0.0):
+        if not 0 <= warmup_steps <= total_steps:
+            raise ValueError(f'WarmupCosine: need 0 <= warmup_steps <= total_steps, got '
+                             f'warmup_steps={warmup_steps}, total_steps={total_steps}')
+        self.base_lr = base_lr
+        self.warmup_steps = warmup_steps
+        self.total_steps = total_steps
+        self.min_lr = min_lr
+        self.optimizer = None
+
+    def attach(self, optimizer):
+        if optimizer.lr_name is None:
+            raise ValueError(f'WarmupCosine: {type(optimizer).__name__} has no learning rate to schedule')
+        self.optimizer = optimizer
+
+    def lr_at(self, t):
+        if t <= self.warmup_steps:
+            return self.base_lr * t / self.warmup_steps
+        if t >= self.total_steps:
+            return self.min_lr
+        p = (t - self.warmup_steps) / (self.total_steps - self.warmup_steps)
+        return self.min_lr + 0.5 * (self.base_lr - self.min_lr) * (1 + math.cos(math.pi * p))
+
+    def __call__(self, params):
+        if self.optimizer is None:
+            raise RuntimeError('WarmupCosine: register it with optimizer.add_hook(schedule)')
+        setattr(self.optimizer, self.optimizer.lr_name, self.lr_at(self.optimizer.t))
+
+
+def __getattr__(name):
+    # The gradient-clipping hooks live in grad_clip; re-exported here on first use.
+    if name in ('ClipGradNorm', 'ClipGradValue', 'AdaptiveClipGrad'):
+        from dezero_kr import grad_clip
+        return getattr(grad_clip, name)
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+# =============================================================================
+# Optimizers
+# =============================================================================
+class SGD(Optimizer):
+    """param <- param - lr * grad."""
+    hyperparams = ('lr',)
+
+    def __init__(self, lr=0.01):
+        super().__init__()
+        self.lr = lr
+
+    def update_one(self, param):
+        param.data -= self.lr * param.grad.data
+
+
+class MomentumSGD(Optimizer):
+    """v <- momentum v - lr grad;  param <- param + v."""
+    hyperparams = ('lr', 'momentum')
+    slots = ('v',)
+
+    def __init__(self, lr=0.01, momentum=0.9):
+        super().__init__()
+        self.lr = lr
+        self.momentum = momentum
+
+    def update_one(self, param):
+        v = self._slot(param, 'v')
+        v *= self.momentum
+        v -= self.lr * param.grad.data
+        param.data += v
+
+
+class AdaGrad(Optimizer):
+    """h <- h + grad^2;  param <- param - lr grad / (sqrt(h) + eps)."""
+    hyperparams = ('lr', 'eps')
+    slots = ('h',)
+
+    def __init__(self, lr=0.001, eps=1e-8):
+        super().__init__()
+        self.lr = lr
+        self.eps = eps
+
+    def update_one(self, param):
+        xp = cuda.get_array_module(param.data)
+        g = param.grad.data
+        h = self._slot(param, 'h')
+        h += g * g
+        param.data -= self.lr * g / (xp.sqrt(h) + self.eps)
+
+
+class AdaDelta(Optimizer):
+    """msg <- rho msg + (1-rho) g^2;  dx = sqrt((msdx+eps)/(msg+eps)) g;  msdx <- rho msdx + (1-rho) dx^2;  param -= dx."""
+    lr_name = None
+    hyperparams = ('rho', 'eps')
+    slots = ('msg', 'msdx')
+
+    def __init__(self, rho=0.95, eps=1e-6):
+        super().__init__()
+        self.rho = rho
+        self.eps = eps
+
+    def update_one(self, param):
+        xp = cuda.get_array_module(param.data)
+        g = param.grad.data
+        msg, msdx = self._slot(param, 'msg'), self._slot(param, 'msdx')
+        msg *= self.rho
+        msg += (1 - self.rho) * g * g
+        dx = xp.sqrt((msdx + self.eps) / (msg + self.eps)) * g
+        msdx *= self.rho
+        msdx += (1 - self.rho) * dx * dx
+        param.data -= dx
+
+
+class RMSprop(Optimizer):
+    """v <- alpha v + (1-alpha) g^2;  param <- param - lr g / (sqrt(v) + eps)."""
+    hyperparams = ('lr', 'alpha', 'eps')
+    slots = ('v',)
+
+    def __init__(self, lr=0.01, alpha=0.99, eps=1e-8):
+        super().__init__()
+        self.lr = lr
+        self.alpha = alpha
+        self.eps = eps
+
+    def update_one(self, param):
+        xp = cuda.get_array_module(param.data)
+        g = param.grad.data
+        v = self._slot(param, 'v')
+        v *= self.alpha
+        v += (1 - self.alpha) * g * g
+        param.data -= self.lr * g / (xp.sqrt(v) + self.eps)
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba): m <- m + (1-b1)(g-m), v <- v + (1-b2)(g^2-v), param -= lr m / (sqrt(v) + eps).
+
+    ``lr`` is the bias-corrected step size ``alpha sqrt(1 - b2^t) / (1 - b1^t)`` at step ``t``.
+    """
+    lr_name = 'alpha'
+    hyperparams = ('alpha', 'beta1', 'beta2', 'eps')
+    slots = ('m', 'v')
+
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
+        super().__init__()
+        self.alpha = alpha
+        self.beta1 = beta1
+        self.beta2 = beta2
+        self.eps = eps
+
+    @property
+    def lr(self):
+        t = max(self.t, 1)  # before the first update: the value the first step will use
+        return self.alpha * math.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
+
+    def update_one(self, param):
+        xp = cuda.get_array_module(param.data)
+        g = param.grad.data
+        m, v = self._slot(param, 'm'), self._slot(param, 'v')
+        m += (1 - self.beta1) * (g - m)
+        v += (1 - self.beta2) * (g * g - v)
+        step = xp.sqrt(v)
+        step += self.eps
+        param.data -= self.lr * (m / step)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter; as PyTorch's AdamW):
+    ``param <- param (1 - alpha weight_decay)`` and then the Adam step.  The
+    decay does not go through the gradient, so it is not rescaled by ``v``.
+    """
+    hyperparams = Adam.hyperparams + ('weight_decay',)
+
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01):
+        super().__init__(alpha, beta1, beta2, eps)
+        self.weight_decay = weight_decay
+
+    def update_one(self, param):
+        if self.weight_decay:
+            param.data *= 1 - self.alpha * self.weight_decay
+        super().update_one(param)
