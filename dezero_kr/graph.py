@@ -474,23 +474,16 @@ def _short_value(value, limit):
     return text if len(text) <= 40 else text[:37] + '...'
 
 
+# Newlines become DOT line breaks; other control characters show their code (\x07).
+_ESCAPES = {i: f'\\\\x{i:02x}' for i in [*range(32), 127]}
+_ESCAPES.update({ord('\\'): '\\\\', ord('"'): '\\"', ord('\n'): '\\n'})
+
+
 def _escape(text):
-    """Body of a DOT double-quoted string: newlines become line breaks, the rest shows as is."""
+    """Body of a DOT double-quoted string: the text shows exactly as given."""
     if text.isascii() and text.isprintable() and '"' not in text and '\\' not in text:
         return text
-    out = []
-    for ch in text:
-        if ch == '\\':
-            out.append('\\\\')
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == '\n':
-            out.append('\\n')
-        elif ch < ' ' or ch == '\x7f':  # other control characters: show their code
-            out.append(f'\\\\x{ord(ch):02x}')
-        else:
-            out.append(ch)
-    return ''.join(out)
+    return text.translate(_ESCAPES)
 
 
 # =============================================================================
