@@ -112,10 +112,10 @@ def get_dot_graph(output, verbose=True, *, param_names=None, show_values=False,
     length for merging chains of same-class functions.
     """
     roots = _as_roots(output)
-    limit = _value_limit(show_values)
+    limit = _count_option('show_values', show_values, DEFAULT_VALUE_LIMIT, -1, 0)
     if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
         raise ValueError(f'get_dot_graph: max_depth must be None or an int >= 0, got {max_depth!r}')
-    min_run = _min_run(collapse)
+    min_run = _count_option('collapse', collapse, 3, 0, 2)
     walk = _walk(roots, max_depth, follow_grads)
     labels = _param_labels(param_names)
     for v, g in walk.grad_links:  # an unnamed gradient of x is labelled x.grad
@@ -141,26 +141,15 @@ def _as_roots(output):
     return list(roots)
 
 
-def _value_limit(show_values):
-    if show_values is True:
-        return DEFAULT_VALUE_LIMIT
-    if show_values is False or show_values is None:
-        return -1
-    if isinstance(show_values, int) and show_values >= 0:
-        return show_values
-    raise ValueError(f'get_dot_graph: show_values must be a bool or an element count >= 0, '
-                     f'got {show_values!r}')
-
-
-def _min_run(collapse):
-    if collapse is True:
-        return 3
-    if collapse is False or collapse is None:
-        return 0
-    if isinstance(collapse, int) and collapse >= 2:
-        return collapse
-    raise ValueError(f'get_dot_graph: collapse must be a bool or a run length >= 2, '
-                     f'got {collapse!r}')
+def _count_option(name, value, if_true, off, minimum):
+    """A bool-or-count keyword: True -> if_true, False/None -> off, an int >= minimum -> itself."""
+    if value is True:
+        return if_true
+    if value is False or value is None:
+        return off
+    if isinstance(value, int) and value >= minimum:
+        return value
+    raise ValueError(f'get_dot_graph: {name} must be a bool or an int >= {minimum}, got {value!r}')
 
 
 def _param_labels(param_names):
