@@ -58,7 +58,7 @@ def _check_labels(fname, t, x_shape, n_classes):
         raise ValueError(f'{fname}: t has shape {t.shape} but x has shape {x_shape}; '
                          f'expected labels of shape ({n},)')
     if t.size:
-        lo, hi = int(t.min()), int(t.max())
+        lo, hi = t.min(), t.max()
         if lo < 0 or hi >= n_classes:
             raise ValueError(f'{fname}: labels must be in [0, {n_classes}) for x of shape {x_shape}, '
                              f'got values from {lo} to {hi}')

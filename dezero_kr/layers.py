@@ -66,8 +66,12 @@ class Layer:
         # DeZero keeps weak references to the last call's inputs and outputs
         # (stored directly: they are never parameters).
         d = self.__dict__
-        d['inputs'] = [_weak(x) for x in inputs]
-        d['outputs'] = [_weak(y) for y in outs]
+        try:
+            d['inputs'] = [weakref.ref(x) for x in inputs]
+            d['outputs'] = [weakref.ref(y) for y in outs]
+        except TypeError:  # an int or another object without weak references
+            d['inputs'] = [_weak(x) for x in inputs]
+            d['outputs'] = [_weak(y) for y in outs]
         return outputs
 
     def forward(self, *inputs):

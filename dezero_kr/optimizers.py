@@ -251,7 +251,7 @@ class WarmupCosine:
         self.optimizer = optimizer
 
     def lr_at(self, t):
-        if t <= self.warmup_steps:
+        if self.warmup_steps and t <= self.warmup_steps:
             return self.base_lr * t / self.warmup_steps
         if t >= self.total_steps:
             return self.min_lr
