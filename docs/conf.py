@@ -6,6 +6,12 @@ import sys
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 sys.path.insert(0, ROOT)
 
+# The example graph pictures are regenerated from the code on every build.
+sys.path.insert(0, os.path.dirname(__file__))
+import make_graphs  # noqa: E402
+
+make_graphs.main([])
+
 project = 'dezero_kr'
 author = 'dezero_kr developers'
 language = 'ko'
