@@ -3,11 +3,9 @@
 25단계에서는 DOT을 손으로 적었다. 변수는 creator로, 함수는 inputs/outputs로 서로를 가리키므로
 출력 변수 하나에서 거꾸로 따라가면 그래프 전체를 DOT으로 옮길 수 있다.
 
-    from dezero_kr.graph import get_dot_graph, plot_dot_graph
+    from dezero_kr.utils import get_dot_graph, plot_dot_graph   # DeZero와 같은 자리 (정의는 dezero_kr.graph)
     text = get_dot_graph(y, verbose=True)            # DOT 텍스트 (문자열)
     plot_dot_graph(y, verbose=True, to_file='y.png')  # 그림 파일 (+ 같은 이름의 y.dot)
-
-(DeZero에서는 같은 두 함수를 dezero.utils에서 가져온다. 동작과 모양은 같다.)
 verbose=True이면 변수 라벨에 "이름: shape dtype"이 붙는다. 노드 번호는 출력에서부터 너비 우선으로
 1, 2, 3, ... 매겨지므로 같은 그래프는 언제나 같은 텍스트가 된다. 같은 변수가 두 번 쓰여도 노드는
 하나이고 화살표만 두 개다(DeZero는 노드를 중복해서 그렸다: ODL3#49).
@@ -22,7 +20,7 @@ import numpy as np
 
 import dezero_kr.functions as F
 from dezero_kr import Variable
-from dezero_kr.graph import get_dot_graph
+from dezero_kr.utils import get_dot_graph
 
 from _common import graph_size, save_graph
 from step24 import goldstein
