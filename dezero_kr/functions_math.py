@@ -10,8 +10,9 @@ re-exports everything.
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import (Constant, Function, Variable, add_tangents, as_variable, broadcast_to, get_item,
-                            matmul, reshape, sum, sum_to, transpose)
+from dezero_kr.array_utils import sum_to as sum_to_array
+from dezero_kr.core import (Config, Constant, Function, Variable, add_tangents, as_variable, broadcast_to,
+                            get_item, matmul, reshape, sum, sum_to, transpose)
 
 
 def _xp(x):
@@ -379,6 +380,19 @@ class Linear(Function):
 
     def backward(self, gy):
         x, W = self.inputs[:2]
+        if not Config.enable_backprop and x.data.ndim == 2:
+            # First-order pass (no graph wanted): the same products on plain arrays,
+            # without creating op objects (the hot path of MLP training).
+            g = gy.data
+            gx = Variable(g @ W.data.T) if x.requires_grad else None
+            gW = Variable(x.data.T @ g) if W.requires_grad else None
+            if len(self.inputs) == 2:
+                return gx, gW
+            b = self.inputs[2]
+            if not b.requires_grad:
+                return gx, gW, None
+            gb = g.sum(axis=0) if b.data.ndim == 1 else sum_to_array(g, b.data.shape)
+            return gx, gW, Variable(gb)
         gx = matmul(gy, transpose(W)) if x.requires_grad else None  # skip for data batches
         gW = matmul(transpose(x), gy) if W.requires_grad else None
         if len(self.inputs) == 2:

@@ -365,3 +365,19 @@ def test_save_weights_leaves_a_gpu_model_on_the_gpu(tmp_path):  # pragma: no cov
     assert isinstance(other.a.data, cuda.cupy.ndarray)
     np.testing.assert_array_equal(cuda.as_numpy(other.a.data), cuda.as_numpy(net.a.data))
 
+
+
+def test_linear_first_order_fast_path_equals_the_recorded_backward():
+    # Without create_graph the Linear function takes plain-array products; with it,
+    # differentiable ops.  Both must give the same gradients.
+    layer = L.Linear(3, dtype=np.float64, in_size=4)
+    x0 = rng.normal(size=(5, 4))
+    grads = []
+    for create_graph in (False, True):
+        layer.cleargrads()
+        x = Variable(x0.copy())
+        (layer(x) ** 2).sum().backward(create_graph=create_graph)
+        assert (layer.W.grad.creator is not None) == create_graph
+        grads.append([x.grad.data, layer.W.grad.data, layer.b.grad.data])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-15)
