@@ -422,7 +422,7 @@ class SoftmaxCrossEntropy(Function):
         loss = (lse.sum() - z[xp.arange(n), t].sum()) / n
         lse += m
         self.lse = lse  # (N, 1): softmax(x) = exp(x - lse) in backward
-        return xp.asarray(loss, dtype=x.dtype)
+        return loss  # a scalar of x's dtype (float32 stays float32)
 
     def backward(self, gy):
         x, t = self.inputs
