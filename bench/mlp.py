@@ -11,16 +11,12 @@ and their weights are compared after the run, so the floor is the same math.
 
 Prints the median time per step of each and the ratio dezero_kr / floor.
 """
-import os
-
-for _var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
-    os.environ.setdefault(_var, '1')  # one BLAS thread, set before NumPy loads
+from bench import _timing  # first: one BLAS thread before NumPy loads
 
 import argparse  # noqa: E402
-import gc  # noqa: E402
+import os  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -123,12 +119,11 @@ def numpy_step_fn(x, t, activation, params):
     return step, [W1, b1, W2, b2]
 
 
-def timed(step, iters):
-    gc.collect()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        step()
-    return (time.perf_counter() - t0) / iters
+def _block(step, iters):
+    def run():
+        for _ in range(iters):
+            step()
+    return run
 
 
 def run(activation='sigmoid', iters=20, repeat=15):
@@ -144,12 +139,11 @@ def run(activation='sigmoid', iters=20, repeat=15):
         assert a.dtype == b.dtype == np.float32, (a.dtype, b.dtype)
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
-    samples = {'dezero_kr': [], 'numpy': []}
-    for _ in range(repeat):  # interleaved, so load changes hit both alike
-        samples['dezero_kr'].append(timed(dz_step, iters))
-        samples['numpy'].append(timed(np_step, iters))
-    dz = statistics.median(samples['dezero_kr'])
-    fl = statistics.median(samples['numpy'])
+    # Interleaved blocks of ``iters`` steps, so load changes hit both alike.
+    samples = _timing.interleave({'dezero_kr': _block(dz_step, iters), 'numpy': _block(np_step, iters)},
+                                 repeat)
+    dz = statistics.median(samples['dezero_kr']) / iters
+    fl = statistics.median(samples['numpy']) / iters
     ratios = [a / b for a, b in zip(samples['dezero_kr'], samples['numpy'])]
     return dz, fl, statistics.median(ratios)
 

@@ -80,7 +80,22 @@ def _one_hot(t, n_classes, dtype, xp):
 # =============================================================================
 # Activations
 # =============================================================================
-class Sigmoid(Function):
+class _Elementwise(Function):
+    """Base of the elementwise ops y = f(x): dL/dx = gy * f'(x) and the tangent dx * f'(x).
+
+    Subclasses give ``forward`` and ``_slope()`` (f'(x): an array, or a
+    Variable built from the inputs while a graph is recorded).
+    """
+    __slots__ = ()
+
+    def backward(self, gy):
+        return gy * self._slope()
+
+    def jvp(self, dx):
+        return dx * self._slope()
+
+
+class Sigmoid(_Elementwise):
     """y = 1 / (1 + exp(-x)), computed as 0.5 tanh(0.5 x) + 0.5 (no overflow).  dL/dx = gy y (1 - y)."""
     __slots__ = ()
 
@@ -104,9 +119,6 @@ class Sigmoid(Function):
         gx *= gy.data
         return Variable(gx)
 
-    def jvp(self, dx):
-        return dx * self._slope()
-
 
 def sigmoid(x):
     return Sigmoid()(x)
@@ -118,28 +130,22 @@ def sigmoid_simple(x):
     return 1 / (1 + exp(-x))
 
 
-class ReLU(Function):
+class ReLU(_Elementwise):
     """y = max(x, 0).  dL/dx = gy where x > 0, else 0 (0 at x == 0)."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).maximum(x, 0)
 
-    def _mask(self):
+    def _slope(self):
         return self.inputs[0].data > 0  # bool: multiplying keeps gy's dtype
-
-    def backward(self, gy):
-        return gy * self._mask()
-
-    def jvp(self, dx):
-        return dx * self._mask()
 
 
 def relu(x):
     return ReLU()(x)
 
 
-class LeakyReLU(Function):
+class LeakyReLU(_Elementwise):
     """y = x for x > 0, slope * x otherwise.  dL/dx = gy * (1 or slope)."""
     __slots__ = ('slope',)
 
@@ -156,12 +162,6 @@ class LeakyReLU(Function):
         d += self.slope
         return d
 
-    def backward(self, gy):
-        return gy * self._slope()
-
-    def jvp(self, dx):
-        return dx * self._slope()
-
 
 def leaky_relu(x, slope=0.2):
     return LeakyReLU(slope)(x)
@@ -171,7 +171,7 @@ _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_A = 0.044715
 
 
-class GELU(Function):
+class GELU(_Elementwise):
     """GELU, tanh approximation (GPT-2): y = 0.5 x (1 + tanh(c (x + a x^3))), c = sqrt(2/pi), a = 0.044715.
 
     dL/dx = gy * (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)) with t = tanh(c (x + a x^3)).
@@ -195,12 +195,6 @@ class GELU(Function):
         x = _graph_or_array(self.inputs[0])
         t = (tanh if Config.enable_backprop else _xp(x).tanh)(_GELU_C * (x + _GELU_A * x * x * x))
         return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
-
-    def backward(self, gy):
-        return gy * self._slope()
-
-    def jvp(self, dx):
-        return dx * self._slope()
 
 
 def gelu(x):
@@ -287,7 +281,7 @@ def log_softmax(x, axis=1):
     return LogSoftmax(axis)(x)
 
 
-class MaskedFill(Function):
+class MaskedFill(_Elementwise):
     """y = value where mask else x (mask broadcast to x's shape).  dL/dx = gy where not mask, else 0.
 
     With ``value=-inf`` before ``softmax`` this is the causal-attention mask.
@@ -302,14 +296,8 @@ class MaskedFill(Function):
         xp = _xp(x)
         return xp.where(self.mask, xp.asarray(self.value, dtype=x.dtype), x)
 
-    def _keep(self):
+    def _slope(self):
         return ~self.mask
-
-    def backward(self, gy):
-        return gy * self._keep()
-
-    def jvp(self, dx):
-        return dx * self._keep()
 
 
 def masked_fill(x, mask, value):
@@ -575,7 +563,7 @@ def accuracy(y, t):
 # =============================================================================
 # Dropout
 # =============================================================================
-class Dropout(Function):
+class Dropout(_Elementwise):
     """Inverted dropout: y = x * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio).  dL/dx = gy * mask / (1 - ratio)."""
     __slots__ = ('ratio', 'mask')
 
@@ -589,11 +577,8 @@ class Dropout(Function):
         self.mask *= 1.0 / (1.0 - self.ratio)
         return x * self.mask
 
-    def backward(self, gy):
-        return gy * self.mask
-
-    def jvp(self, dx):
-        return dx * self.mask
+    def _slope(self):
+        return self.mask
 
 
 def dropout(x, dropout_ratio=0.5):

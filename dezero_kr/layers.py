@@ -277,11 +277,14 @@ class Conv2d(Layer):
         kh, kw = pair(self.kernel_size)
         self.W.data = _init_weight(self._w_shape(), self.in_channels * kh * kw, self.dtype, xp)
 
+    def _op(self):
+        return _conv_functions().conv2d
+
     def forward(self, x):
         if self.W.data is None:
             self.in_channels = x.shape[1]
             self._init_W(cuda.get_array_module(x))
-        return _conv_functions().conv2d(x, self.W, self.b, self.stride, self.pad)
+        return self._op()(x, self.W, self.b, self.stride, self.pad)
 
 
 class Deconv2d(Conv2d):
@@ -290,11 +293,8 @@ class Deconv2d(Conv2d):
     def _w_shape(self):
         return (self.in_channels, self.out_channels) + pair(self.kernel_size)
 
-    def forward(self, x):
-        if self.W.data is None:
-            self.in_channels = x.shape[1]
-            self._init_W(cuda.get_array_module(x))
-        return _conv_functions().deconv2d(x, self.W, self.b, self.stride, self.pad)
+    def _op(self):
+        return _conv_functions().deconv2d
 
 
 # =============================================================================
