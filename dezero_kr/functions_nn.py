@@ -310,7 +310,8 @@ def masked_fill(x, mask, value):
     except ValueError:
         ok = False
     if not ok:
-        raise ValueError(f'masked_fill: mask of shape {mask.shape} does not broadcast to x of shape {x.shape}')
+        raise ValueError(f'masked_fill: mask of shape {mask.shape} does not broadcast to x of shape '
+                         f'{x.shape}')
     return MaskedFill(mask, value)(x)
 
 
@@ -564,7 +565,10 @@ def accuracy(y, t):
 # Dropout
 # =============================================================================
 class Dropout(_Elementwise):
-    """Inverted dropout: y = x * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio).  dL/dx = gy * mask / (1 - ratio)."""
+    """Inverted dropout: y = x * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio).
+
+    dL/dx = gy * mask / (1 - ratio).
+    """
     __slots__ = ('ratio', 'mask')
 
     def __init__(self, ratio):
@@ -680,7 +684,7 @@ class LayerNorm(_Normalize):
         self.center = True
         self.pshape = None
 
-    def forward(self, x, gamma, beta):
+    def forward(self, x, gamma, beta=None):
         self.pshape = gamma.shape
         return self._affine(self._normalize(x)[0], gamma, beta)
 
@@ -700,19 +704,13 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return LayerNorm(eps)(x, gamma, beta)
 
 
-class RMSNorm(_Normalize):
+class RMSNorm(LayerNorm):
     """RMS normalisation over the last axis: y = x / sqrt(mean(x^2) + eps) * gamma (no centring, no beta)."""
     __slots__ = ()
 
     def __init__(self, eps=1e-5):
-        self.axes = (-1,)
-        self.eps = eps
+        super().__init__(eps)
         self.center = False
-        self.pshape = None
-
-    def forward(self, x, gamma):
-        self.pshape = gamma.shape
-        return self._affine(self._normalize(x)[0], gamma, None)
 
 
 def rms_norm(x, gamma, eps=1e-5):
@@ -783,7 +781,8 @@ def _check_batch_norm(x, gamma, beta, mean_, var):
 
 
 def batch_norm(x, gamma, beta, mean, var, decay=0.9, eps=2e-5):
-    """Batch normalisation; ``mean``/``var`` are the running statistics (arrays, updated in place when training)."""
+    """Batch normalisation; ``mean``/``var`` are the running statistics (arrays, updated in place
+    while training)."""
     x, gamma, beta = as_variable(x), as_variable(gamma), as_variable(beta)
     mean = mean.data if isinstance(mean, Variable) else mean
     var = var.data if isinstance(var, Variable) else var

@@ -177,7 +177,8 @@ class BottleneckB(Layer):
 
 
 class BuildingBlock(Layer):
-    """One ResNet stage: a ``BottleneckA`` (``a``) then ``n_layers - 1`` ``BottleneckB`` (``b1``, ``b2``, ...)."""
+    """One ResNet stage: a ``BottleneckA`` (``a``), then ``n_layers - 1`` ``BottleneckB``
+    (``b1``, ``b2``, ...)."""
 
     def __init__(self, n_layers=None, in_channels=None, mid_channels=None, out_channels=None, stride=None,
                  downsample_fb=None):
@@ -247,3 +248,6 @@ class ResNet101(ResNet):
 class ResNet50(ResNet):
     def __init__(self, pretrained=False):
         super().__init__(50, pretrained)
+
+
+from dezero_kr.transformer import GPT  # noqa: E402,F401

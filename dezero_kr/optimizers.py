@@ -69,7 +69,8 @@ class Optimizer:
         raise NotImplementedError(f'{type(self).__name__}.update_one is not implemented')
 
     def add_hook(self, f):
-        """Run ``f(params)`` before every update; a hook with ``attach(optimizer)`` gets told its optimizer."""
+        """Run ``f(params)`` before every update; a hook with ``attach(optimizer)`` is told its
+        optimizer."""
         attach = getattr(f, 'attach', None)
         if callable(attach):
             attach(self)
@@ -323,7 +324,8 @@ class AdaGrad(Optimizer):
 
 
 class AdaDelta(Optimizer):
-    """msg <- rho msg + (1-rho) g^2;  dx = sqrt((msdx+eps)/(msg+eps)) g;  msdx <- rho msdx + (1-rho) dx^2;  param -= dx."""
+    """msg <- rho msg + (1-rho) g^2;  dx = sqrt((msdx+eps)/(msg+eps)) g;
+    msdx <- rho msdx + (1-rho) dx^2;  param <- param - dx."""
     lr_name = None
     hyperparams = ('rho', 'eps')
     slots = ('msg', 'msdx')

@@ -246,7 +246,8 @@ def test_label_checks_name_function_and_shapes(fn):
 
 
 def test_softmax_cross_entropy_needs_2d():
-    with pytest.raises(ValueError, match=r'softmax_cross_entropy: x must be 2-D \(N, C\), got shape \(2, 3, 4\)'):
+    with pytest.raises(ValueError,
+                       match=r'softmax_cross_entropy: x must be 2-D \(N, C\), got shape \(2, 3, 4\)'):
         N.softmax_cross_entropy(np.zeros((2, 3, 4)), np.zeros(2, int))
 
 
@@ -300,7 +301,8 @@ def test_sigmoid_cross_entropy_stable_and_float32():
     assert loss.dtype == np.float32 and x.grad.dtype == np.float32
     np.testing.assert_allclose(loss.data, 2e4 / 3, rtol=1e-6)
     np.testing.assert_allclose(x.grad.data.ravel(), [-1 / 3, 1 / 3, (sigmoid_ref(30.0) - 1) / 3], atol=1e-7)
-    with pytest.raises(ValueError, match=r'sigmoid_cross_entropy: t has shape \(2,\) but x has shape \(3, 1\)'):
+    with pytest.raises(ValueError,
+                       match=r'sigmoid_cross_entropy: t has shape \(2,\) but x has shape \(3, 1\)'):
         N.sigmoid_cross_entropy(x, np.array([0, 1]))
 
 

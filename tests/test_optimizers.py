@@ -83,7 +83,8 @@ def adam(p, g, st, t, wd=0.0):
     st['m'], st['v'] = m, v
     p = p * (1 - 0.01 * wd)
     mhat, vhat = m / (1 - 0.9 ** t), v / (1 - 0.999 ** t)
-    return p - 0.01 * mhat / (np.sqrt(vhat) + 1e-8 / math.sqrt(1 - 0.999 ** t))  # DeZero puts eps outside the correction
+    # DeZero adds eps outside the bias correction: lr * m / (sqrt(v) + eps)
+    return p - 0.01 * mhat / (np.sqrt(vhat) + 1e-8 / math.sqrt(1 - 0.999 ** t))
 
 
 CASES = [
