@@ -57,11 +57,11 @@ def _check_labels(fname, t, x_shape, n_classes):
     if t.shape != (n,):
         raise ValueError(f'{fname}: t has shape {t.shape} but x has shape {x_shape}; '
                          f'expected labels of shape ({n},)')
-    if t.size:
-        lo, hi = t.min(), t.max()
-        if lo < 0 or hi >= n_classes:
-            raise ValueError(f'{fname}: labels must be in [0, {n_classes}) for x of shape {x_shape}, '
-                             f'got values from {lo} to {hi}')
+    # One pass: viewed as unsigned, a negative label is huge, so max() < C checks both ends.
+    unsigned = t if t.dtype.kind == 'u' else t.view(f'u{t.dtype.itemsize}')
+    if t.size and unsigned.max() >= n_classes:
+        raise ValueError(f'{fname}: labels must be in [0, {n_classes}) for x of shape {x_shape}, '
+                         f'got values from {t.min()} to {t.max()}')
     return t
 
 

@@ -245,6 +245,17 @@ def test_label_checks_name_function_and_shapes(fn):
         fn(x, np.array([0, -1, 1]))
 
 
+@pytest.mark.parametrize('dtype', [np.int8, np.int32, np.int64, np.uint8, np.uint64])
+def test_label_range_check_for_every_integer_dtype(dtype):
+    x = Variable(np.zeros((3, 4)))
+    N.softmax_cross_entropy(x, np.array([0, 3, 1], dtype=dtype))  # in range: fine
+    with pytest.raises(ValueError, match=r'got values from 0 to 4'):
+        N.softmax_cross_entropy(x, np.array([0, 4, 1], dtype=dtype))
+    if np.dtype(dtype).kind == 'i':
+        with pytest.raises(ValueError, match=r'got values from -1 to 1'):
+            N.softmax_cross_entropy(x, np.array([0, -1, 1], dtype=dtype)[::1])
+
+
 def test_softmax_cross_entropy_needs_2d():
     with pytest.raises(ValueError,
                        match=r'softmax_cross_entropy: x must be 2-D \(N, C\), got shape \(2, 3, 4\)'):
