@@ -201,6 +201,23 @@ def gelu(x):
     return GELU()(x)
 
 
+def _shift_by_max(x, axis):
+    """``(x - m, m)`` with ``m`` the max along ``axis`` (kept), 0 where that max is not finite.
+
+    For an all ``-inf`` row the shift is 0, so its exponentials are exactly 0 (not nan).
+    """
+    m = x.max(axis=axis, keepdims=True)
+    m[~_xp(m).isfinite(m)] = 0
+    return x - m, m
+
+
+def _sum_exp(e, axis):
+    """``sum(e, axis)`` (kept), with 1 where the sum is 0 (an all ``-inf`` row) so dividing is safe."""
+    s = e.sum(axis=axis, keepdims=True)
+    s[s == 0] = 1
+    return s
+
+
 class Softmax(Function):
     """y = exp(x) / sum(exp(x), axis), shifted by the max (no overflow).
 
@@ -213,14 +230,9 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, x):
-        xp = _xp(x)
-        m = x.max(axis=self.axis, keepdims=True)
-        m[~xp.isfinite(m)] = 0  # an all -inf row: exp(-inf - 0) = 0, not nan
-        y = x - m
-        xp.exp(y, out=y)
-        s = y.sum(axis=self.axis, keepdims=True)
-        s[s == 0] = 1
-        y /= s
+        y = _shift_by_max(x, self.axis)[0]
+        _xp(x).exp(y, out=y)
+        y /= _sum_exp(y, self.axis)
         return y
 
     def _vjp(self, g):
@@ -258,12 +270,8 @@ class LogSoftmax(Function):
 
     def forward(self, x):
         xp = _xp(x)
-        m = x.max(axis=self.axis, keepdims=True)
-        m[~xp.isfinite(m)] = 0
-        y = x - m
-        s = xp.exp(y).sum(axis=self.axis, keepdims=True)
-        s[s == 0] = 1
-        y -= xp.log(s)
+        y = _shift_by_max(x, self.axis)[0]
+        y -= xp.log(_sum_exp(xp.exp(y), self.axis))
         return y
 
     def _p(self):
