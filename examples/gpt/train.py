@@ -1,0 +1,294 @@
+"""Train a character-level GPT on the bundled first-names list, then sample new names.
+
+    python examples/gpt/train.py                      # the default config (~2 min on 2 CPU cores)
+    python examples/gpt/train.py --fast               # a tiny model, a few steps (tests)
+    python examples/gpt/train.py --steps 500 --ckpt out/gpt   # saves model + optimizer state
+    python examples/gpt/train.py --steps 1000 --ckpt out/gpt --resume   # continues from step 500
+
+Recipe: AdamW (beta2 0.95, weight decay 0.1 on matrices only), linear warm-up
+then cosine decay of the learning rate to a tenth, global gradient-norm
+clipping at 1.0 (the pre-clip norm is logged).  Each training example is a
+window of ``block_size`` characters ``.name.name....`` made of randomly drawn
+training names, so position 0 is always the start of a name, as when sampling.  The validation loss is the mean of ``-log p`` over every character
+(and end mark) of every validation name, each name read from its start; the
+unigram baseline is the cross entropy of the training-set character
+frequencies on those same validation targets.
+
+Checkpoint folder (``--ckpt``): ``model.npz`` (weights), ``optimizer.npz``
+(AdamW state and step), ``state.json`` (model config, run settings, both RNG
+states).  ``--resume`` continues exactly where the saved run stopped: the
+result equals an uninterrupted run of the same ``--steps``.
+"""
+import os
+
+for _var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
+    # Small matrices: one BLAS thread is faster, and spinning threads on a busy
+    # machine make steps 10x slower.  Set before NumPy is imported.
+    os.environ.setdefault(_var, '1')
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import dezero_kr  # noqa: E402
+from dezero_kr.datasets import Names  # noqa: E402
+from dezero_kr.download import atomic_write  # noqa: E402
+from dezero_kr.grad_clip import ClipGradNorm  # noqa: E402
+from dezero_kr.optimizers import Adam, AdamW, WarmupCosine  # noqa: E402
+from dezero_kr.transformer import GPT  # noqa: E402
+
+DEFAULTS = dict(block_size=16, n_embd=64, n_head=4, n_layer=2, mlp='gelu', norm='layer', dropout=0.1,
+                batch_size=32, steps=3000, lr=3e-3, warmup=100, weight_decay=0.1, clip=1.0, seed=0)
+# A tiny run for tests: a few seconds including the evaluation.
+FAST = dict(n_embd=16, n_head=2, n_layer=1, batch_size=8, steps=30, warmup=5)
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    p.add_argument('--fast', action='store_true', help='tiny model, few steps (for tests)')
+    p.add_argument('--steps', type=int, help='total training steps (the schedule length)')
+    p.add_argument('--batch-size', type=int)
+    p.add_argument('--block-size', type=int)
+    p.add_argument('--n-embd', type=int)
+    p.add_argument('--n-head', type=int)
+    p.add_argument('--n-layer', type=int)
+    p.add_argument('--mlp', choices=('relu', 'gelu'))
+    p.add_argument('--norm', choices=('rms', 'layer'))
+    p.add_argument('--dropout', type=float)
+    p.add_argument('--lr', type=float, help='peak learning rate')
+    p.add_argument('--warmup', type=int, help='warm-up steps')
+    p.add_argument('--weight-decay', type=float)
+    p.add_argument('--clip', type=float, help='max global gradient norm')
+    p.add_argument('--seed', type=int)
+    p.add_argument('--log-every', type=int, default=250)
+    p.add_argument('--eval-every', type=int, default=1000)
+    p.add_argument('--ckpt', help='checkpoint folder (saved at the end and every --save-every steps)')
+    p.add_argument('--save-every', type=int, default=0)
+    p.add_argument('--resume', action='store_true', help='continue from the checkpoint in --ckpt')
+    p.add_argument('--stop-after', type=int,
+                   help='stop (and save) after this step, as if interrupted; --resume goes on')
+    p.add_argument('--samples', type=int, default=10)
+    p.add_argument('--temperature', type=float, default=1.0)
+    p.add_argument('--top-k', type=int)
+    p.add_argument('--sample-seed', type=int, default=0)
+    args = p.parse_args(argv)
+    settings = dict(DEFAULTS, **(FAST if args.fast else {}))
+    for key in settings:
+        value = getattr(args, key)
+        if value is not None:
+            settings[key] = value
+    return args, settings
+
+
+# =============================================================================
+# Data
+# =============================================================================
+class NameData:
+    """One split of ``Names``: encoded names, random packed windows, per-name evaluation arrays."""
+
+    def __init__(self, train, block_size):
+        ds = Names(train=train)
+        self.names = ds.names
+        self.decode = ds.decode
+        self.block_size = block_size
+        self.encoded = [ds.encode(name) for name in self.names]  # 'emma' -> [5 13 13 1 0]
+        self.fill = -(-block_size // min(len(e) for e in self.encoded)) + 1  # names that fill a window
+        # Evaluation: each name once, read from its start: x = '.' + name, y = name + '.'.
+        n, T = len(self.names), block_size
+        self.eval_x = np.zeros((n, T), dtype=np.int64)
+        self.eval_y = np.zeros((n, T), dtype=np.int64)
+        self.eval_mask = np.zeros((n, T), dtype=bool)
+        for i, e in enumerate(self.encoded):
+            m = min(len(e), T)  # a name longer than the block is cut, as microgpt does
+            self.eval_x[i, 1:m] = e[:m - 1]
+            self.eval_y[i, :m] = e[:m]
+            self.eval_mask[i, :m] = True
+
+    def batch(self, rng, batch_size):
+        """x, y (B, T): windows '.name.name...' of randomly drawn names (packing, as in GPT pre-training).
+
+        Random neighbours, not the alphabetical stream: there, the previous name
+        would give the next one away (``.abbie.abby.``), which validation names cannot use.
+        """
+        picks = rng.integers(0, len(self.encoded), size=(batch_size, self.fill))
+        start = np.zeros(1, dtype=np.int64)
+        w = np.stack([np.concatenate([start] + [self.encoded[j] for j in row])[:self.block_size + 1]
+                      for row in picks])
+        return w[:, :-1], w[:, 1:]
+
+
+def unigram_baseline(train, val, vocab_size):
+    """Cross entropy (nats) of the training-target character frequencies on the validation targets."""
+    counts = np.bincount(train.eval_y[train.eval_mask], minlength=vocab_size).astype(np.float64)
+    logp = np.log(counts / counts.sum())
+    return float(-logp[val.eval_y[val.eval_mask]].mean())
+
+
+def bigram_baseline(train, val, vocab_size):
+    """The same for next-char frequencies given the previous char (add-one smoothing): context 1."""
+    counts = np.ones((vocab_size, vocab_size))
+    np.add.at(counts, (train.eval_x[train.eval_mask], train.eval_y[train.eval_mask]), 1)
+    logp = np.log(counts / counts.sum(axis=1, keepdims=True))
+    return float(-logp[val.eval_x[val.eval_mask], val.eval_y[val.eval_mask]].mean())
+
+
+def evaluate(model, data, batch_size=512):
+    """Mean -log p over the masked validation targets (no graph, test mode)."""
+    total, count = 0.0, 0
+    with dezero_kr.no_grad(), dezero_kr.test_mode():
+        for i in range(0, len(data.eval_x), batch_size):
+            x, y, m = (a[i:i + batch_size] for a in (data.eval_x, data.eval_y, data.eval_mask))
+            z = model(x).data.astype(np.float64)
+            z -= z.max(axis=-1, keepdims=True)
+            logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+            picked = np.take_along_axis(logp, y[..., None], axis=-1)[..., 0]
+            total -= float(picked[m].sum())
+            count += int(m.sum())
+    return total / count
+
+
+# =============================================================================
+# Model, optimizer, checkpoints
+# =============================================================================
+class DecayMatricesAdamW(AdamW):
+    """AdamW whose decoupled weight decay applies to matrices only (not to biases or norm gains)."""
+
+    def update_one(self, param):
+        if param.data.ndim >= 2:
+            super().update_one(param)
+        else:
+            Adam.update_one(self, param)
+
+
+def model_config(s, vocab_size):
+    return dict(vocab_size=vocab_size, block_size=s['block_size'], n_embd=s['n_embd'],
+                n_head=s['n_head'], n_layer=s['n_layer'], mlp=s['mlp'], norm=s['norm'],
+                dropout=s['dropout'])
+
+
+def build(s, vocab_size):
+    """Model (weights from ``np.random.seed(seed)``), optimizer with the schedule and the clip hook."""
+    np.random.seed(s['seed'])
+    model = GPT(**model_config(s, vocab_size))
+    opt = DecayMatricesAdamW(alpha=s['lr'], beta1=0.9, beta2=0.95, weight_decay=s['weight_decay'])
+    opt.setup(model)
+    opt.add_hook(WarmupCosine(s['lr'], min(s['warmup'], s['steps']), s['steps'], min_lr=s['lr'] / 10))
+    clip = ClipGradNorm(s['clip'])
+    opt.add_hook(clip)
+    return model, opt, clip
+
+
+def save_checkpoint(folder, model, opt, settings, rng):
+    """Weights, optimizer state, then ``state.json`` (config, settings, RNG states), each written atomically."""
+    model.save_weights(os.path.join(folder, 'model.npz'))
+    opt.save(os.path.join(folder, 'optimizer.npz'))
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = dict(step=opt.t, model=model.config, settings=settings, rng=rng.bit_generator.state,
+                 np_random=[kind, keys.tolist(), pos, has_gauss, cached])
+    with atomic_write(os.path.join(folder, 'state.json'), 'w') as f:
+        json.dump(state, f)
+
+
+def load_checkpoint(folder, vocab_size):
+    """Rebuild model, optimizer and data RNG from a folder written by ``save_checkpoint``."""
+    with open(os.path.join(folder, 'state.json'), encoding='utf-8') as f:
+        state = json.load(f)
+    settings = state['settings']
+    model, opt, clip = build(settings, vocab_size)
+    model.load_weights(os.path.join(folder, 'model.npz'))
+    opt.load(os.path.join(folder, 'optimizer.npz'))
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state['rng']
+    kind, keys, pos, has_gauss, cached = state['np_random']
+    np.random.set_state((kind, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
+    return model, opt, clip, rng, settings
+
+
+def sample_names(model, n, temperature, top_k, seed, decode):
+    """``n`` names sampled from '.' until the next '.' (or the block is full)."""
+    start = np.zeros((n, 1), dtype=np.int64)
+    ids = model.generate(start, model.block_size - 1, temperature=temperature, top_k=top_k, rng=seed)
+    names = []
+    for row in ids[:, 1:]:
+        end = np.flatnonzero(row == Names.eos_id)
+        names.append(decode(row[:end[0]] if len(end) else row))
+    return names
+
+
+# =============================================================================
+# Training
+# =============================================================================
+def train(model, opt, clip, rng, data, settings, args, log=print, val=None):
+    """Run updates until ``opt.t == settings['steps']`` (or ``--stop-after``); returns the last logged loss."""
+    losses, t0 = [], time.perf_counter()
+    recent = math.nan
+    last = settings['steps'] if args.stop_after is None else min(args.stop_after, settings['steps'])
+    while opt.t < last:
+        x, y = data.batch(rng, settings['batch_size'])
+        loss = model.loss(x, y)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        losses.append(float(loss.data))
+        step = opt.t
+        if step % args.log_every == 0 or step == last:
+            recent = float(np.mean(losses))
+            log(f'step {step:5d}/{settings["steps"]} | loss {recent:.4f} | grad norm {clip.last_norm:7.4f} '
+                f'(clipped to {settings["clip"]}) | lr {opt.alpha:.2e} | {time.perf_counter() - t0:6.1f}s')
+            losses = []
+        if val is not None and args.eval_every and step % args.eval_every == 0 and step < settings['steps']:
+            log(f'           val loss {evaluate(model, val):.4f}')
+        if args.ckpt and args.save_every and step % args.save_every == 0:
+            save_checkpoint(args.ckpt, model, opt, settings, rng)
+    return recent
+
+
+def main(argv=None, log=print):
+    args, settings = parse_args(argv)
+    t_start = time.perf_counter()
+    vocab = Names.vocab_size
+    if args.resume:
+        if not args.ckpt or not os.path.exists(os.path.join(args.ckpt, 'state.json')):
+            raise SystemExit(f'--resume needs --ckpt pointing to a saved checkpoint, got {args.ckpt!r}')
+        model, opt, clip, rng, saved = load_checkpoint(args.ckpt, vocab)
+        if args.steps is not None and args.steps != saved['steps']:
+            # Continue the run on a longer schedule: the schedule hook reads this.
+            saved['steps'] = args.steps
+            opt.hooks[0].total_steps = args.steps
+        settings = saved
+        log(f'resumed from {args.ckpt} at step {opt.t}')
+    else:
+        model, opt, clip = build(settings, vocab)
+        rng = np.random.default_rng(settings['seed'])
+    train_data = NameData(True, settings['block_size'])
+    val_data = NameData(False, settings['block_size'])
+    log(f'GPT {model.config["n_layer"]} layers, n_embd {model.config["n_embd"]}, '
+        f'{model.config["n_head"]} heads, block {model.config["block_size"]}: {model.num_params():,} parameters; '
+        f'{len(train_data.names)} training / {len(val_data.names)} validation names; '
+        f'batch {settings["batch_size"]}, {settings["steps"]} steps, peak lr {settings["lr"]}')
+    train(model, opt, clip, rng, train_data, settings, args, log, val_data)
+    train_time = time.perf_counter() - t_start
+    if args.ckpt:
+        save_checkpoint(args.ckpt, model, opt, settings, rng)
+        log(f'checkpoint saved to {args.ckpt} (step {opt.t})')
+    val_loss = evaluate(model, val_data)
+    baseline = unigram_baseline(train_data, val_data, vocab)
+    bigram = bigram_baseline(train_data, val_data, vocab)
+    log(f'validation loss {val_loss:.4f} nats/char  |  unigram baseline {baseline:.4f}  |  '
+        f'bigram {bigram:.4f}  |  {train_time:.1f}s since start')
+    names = sample_names(model, args.samples, args.temperature, args.top_k, args.sample_seed,
+                         train_data.decode)
+    log(f'samples (temperature {args.temperature}, seed {args.sample_seed}):')
+    for name in names:
+        log(f'  {name}')
+    log(f'total time {time.perf_counter() - t_start:.1f}s')
+    return dict(val_loss=val_loss, baseline=baseline, bigram=bigram, seconds=train_time, samples=names,
+                model=model, optimizer=opt)
+
+
+if __name__ == '__main__':
+    main(sys.argv[1:])

@@ -1,0 +1,502 @@
+"""transformer: attention against a NumPy reference, gradients of every layer, the causal
+mask, the GPT model (errors, parameter count, dtype, sampling, training, checkpoints), the
+microgpt equivalence and the examples/gpt/train.py script."""
+import importlib.util
+import io
+import math
+import pathlib
+import re
+import subprocess
+import sys
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+import dezero_kr
+import dezero_kr.layers as L
+from dezero_kr import Config, Variable
+from dezero_kr.models import GPT
+from dezero_kr.transformer import (MICROGPT, MLP, CausalSelfAttention, PlainNorm, TransformerBlock,
+                                   make_norm)
+from _checks import check_backward, numeric_grad
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _load_train():
+    spec = importlib.util.spec_from_file_location('gpt_train', ROOT / 'examples' / 'gpt' / 'train.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+train_script = _load_train()
+
+
+def _tiny(**kw):
+    np.random.seed(0)
+    cfg = dict(vocab_size=7, block_size=5, n_embd=4, n_head=2, n_layer=2, dtype=np.float64, init_std=0.5)
+    cfg.update(kw)
+    return GPT(cfg.pop('vocab_size'), cfg.pop('block_size'), cfg.pop('n_embd'), cfg.pop('n_head'),
+               cfg.pop('n_layer'), **cfg)
+
+
+def _randomize(layer, rng, scale=0.5):
+    """Random values in every parameter (so biases and gains are not 0 and 1)."""
+    for p in layer.params():
+        p.data = rng.normal(0, scale, p.data.shape)
+    return layer
+
+
+# =============================================================================
+# Attention against a NumPy reference
+# =============================================================================
+def _attention_reference(x, W_attn, b_attn, W_proj, b_proj, n_head):
+    """Per batch, per head, per query position: loops over plain NumPy."""
+    B, T, C = x.shape
+    D = C // n_head
+    out = np.zeros_like(x)
+    for b in range(B):
+        qkv = x[b] @ W_attn + b_attn
+        q, k, v = qkv[:, :C], qkv[:, C:2 * C], qkv[:, 2 * C:]
+        heads = np.zeros((T, C))
+        for h in range(n_head):
+            cols = slice(h * D, (h + 1) * D)
+            for t in range(T):
+                s = np.array([q[t, cols] @ k[u, cols] / math.sqrt(D) for u in range(t + 1)])
+                w = np.exp(s - s.max())
+                w /= w.sum()
+                heads[t, cols] = sum(w[u] * v[u, cols] for u in range(t + 1))
+        out[b] = heads @ W_proj + b_proj
+    return out
+
+
+def test_attention_forward_matches_numpy_reference():
+    rng = np.random.default_rng(0)
+    attn = _randomize(CausalSelfAttention(6, 3, dtype=np.float64), rng)
+    x = rng.normal(size=(2, 5, 6))
+    y = attn(x)
+    ref = _attention_reference(x, attn.c_attn.W.data, attn.c_attn.b.data, attn.c_proj.W.data,
+                               attn.c_proj.b.data, 3)
+    assert y.shape == (2, 5, 6)
+    np.testing.assert_allclose(y.data, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_attention_single_position_is_the_value_projection():
+    # T = 1: softmax over one key is 1, so the output is proj(v).
+    rng = np.random.default_rng(1)
+    attn = _randomize(CausalSelfAttention(4, 2, bias=False, dtype=np.float64), rng)
+    x = rng.normal(size=(3, 1, 4))
+    v = x[:, 0] @ attn.c_attn.W.data[:, 8:]
+    np.testing.assert_allclose(attn(x).data[:, 0], v @ attn.c_proj.W.data, rtol=1e-12)
+
+
+# =============================================================================
+# Gradients against central differences (float64)
+# =============================================================================
+def _check_param_grads(layer, forward, rtol=1e-5, atol=1e-8, seed=0):
+    """Backprop of sum(forward() * w) against central differences for every parameter of ``layer``."""
+    y = forward()
+    w = np.random.default_rng(seed).uniform(0.5, 1.5, y.shape)
+    layer.cleargrads()
+    (y * w).sum().backward()
+    params = list(layer.params())
+    arrays = [p.data for p in params]  # perturbed in place by numeric_grad
+
+    def g(*_):
+        return float((forward().data * w).sum())
+
+    for i, p in enumerate(params):
+        assert p.grad is not None, f'parameter {i} got no gradient'
+        np.testing.assert_allclose(p.grad.data, numeric_grad(g, arrays, i), rtol=rtol, atol=atol,
+                                   err_msg=f'gradient of parameter {i} {p.data.shape}')
+
+
+@pytest.mark.parametrize('kind', ['rms', 'layer'])
+def test_plain_norm_gradient(kind):
+    x = np.random.default_rng(2).normal(size=(2, 3, 5))
+    check_backward(lambda v: PlainNorm(kind)(v), x)
+
+
+@pytest.mark.parametrize('kind', ['rms', 'layer'])
+def test_plain_norm_values_and_no_parameters(kind):
+    x = np.random.default_rng(3).normal(size=(4, 6))
+    y = PlainNorm(kind)(x).data
+    if kind == 'rms':
+        ref = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-5)
+    else:
+        xc = x - x.mean(axis=-1, keepdims=True)
+        ref = xc / np.sqrt((xc * xc).mean(axis=-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(y, ref, rtol=1e-12)
+    assert list(PlainNorm(kind).params()) == []
+    assert isinstance(make_norm(kind, 6), (L.RMSNorm, L.LayerNorm))
+    assert isinstance(make_norm(kind, 6, affine=False), PlainNorm)
+
+
+def test_bad_norm_and_activation_names_are_clear_errors():
+    with pytest.raises(ValueError, match=r"make_norm: kind must be one of \['layer', 'rms'\], got 'batch'"):
+        make_norm('batch', 4)
+    with pytest.raises(ValueError, match=r"MLP: activation must be one of \['gelu', 'relu'\], got 'tanh'"):
+        MLP(4, 'tanh')
+    with pytest.raises(ValueError, match=r"GPT: norm must be one of"):
+        GPT(5, 4, 4, 2, 1, norm='batch')
+
+
+def test_attention_gradients_input_and_parameters():
+    rng = np.random.default_rng(4)
+    attn = _randomize(CausalSelfAttention(4, 2, dtype=np.float64), rng)
+    x = rng.normal(size=(2, 4, 4))
+    check_backward(lambda v: attn(v), x)
+    _check_param_grads(attn, lambda: attn(x))
+
+
+def test_attention_gradient_respects_the_mask():
+    # Outputs at positions < t do not depend on inputs at >= t: their gradient there is exactly 0.
+    rng = np.random.default_rng(5)
+    attn = _randomize(CausalSelfAttention(4, 2, dtype=np.float64), rng)
+    x = Variable(rng.normal(size=(2, 5, 4)))
+    for t in range(1, 5):
+        x.cleargrad()
+        attn(x)[:, :t].sum().backward()
+        assert np.all(x.grad.data[:, t:] == 0)
+        assert np.all(np.abs(x.grad.data[:, :t]).sum(axis=-1) > 0)
+
+
+@pytest.mark.parametrize('activation', ['relu', 'gelu'])
+def test_mlp_gradients(activation):
+    rng = np.random.default_rng(6)
+    mlp = _randomize(MLP(3, activation, dtype=np.float64), rng)
+    x = rng.normal(size=(2, 3, 3))
+    check_backward(lambda v: mlp(v), x)
+    _check_param_grads(mlp, lambda: mlp(x))
+    h = x @ mlp.c_fc.W.data + mlp.c_fc.b.data
+    if activation == 'relu':
+        h = np.maximum(h, 0)
+    else:
+        h = 0.5 * h * (1 + np.tanh(math.sqrt(2 / math.pi) * (h + 0.044715 * h ** 3)))
+    np.testing.assert_allclose(mlp(x).data, h @ mlp.c_proj.W.data + mlp.c_proj.b.data, rtol=1e-12)
+
+
+@pytest.mark.parametrize('norm,affine', [('layer', True), ('rms', True), ('rms', False)])
+def test_block_gradients_and_residual_form(norm, affine):
+    rng = np.random.default_rng(7)
+    block = _randomize(TransformerBlock(4, 2, 'gelu', norm, affine, dtype=np.float64), rng)
+    x = rng.normal(size=(2, 3, 4))
+    check_backward(lambda v: block(v), x)
+    _check_param_grads(block, lambda: block(x))
+    h = x + block.attn(block.ln_1(x)).data
+    np.testing.assert_allclose(block(x).data, h + block.mlp(block.ln_2(h)).data, rtol=1e-12)
+
+
+@pytest.mark.parametrize('options', [
+    {},                                  # GPT-2: LayerNorm, GELU, biases, ln_f
+    dict(MICROGPT),                      # microgpt: RMSNorm without gain, ReLU, no biases, embed norm
+    dict(tie_weights=True, norm='rms'),  # lm_head = wte^T
+])
+def test_gpt_parameter_gradients(options):
+    model = _tiny(**options)
+    rng = np.random.default_rng(8)
+    for p in model.params():  # gains and biases away from 1 and 0
+        if p.data.ndim == 1:
+            p.data = p.data + rng.normal(0, 0.3, p.data.shape)
+    idx = rng.integers(0, 7, size=(2, 4))
+    _check_param_grads(model, lambda: model(idx), rtol=1e-5, atol=1e-8)
+
+
+def test_gpt_loss_is_cross_entropy_of_the_logits_and_its_gradient():
+    model = _tiny()
+    rng = np.random.default_rng(9)
+    idx, tgt = rng.integers(0, 7, size=(3, 5)), rng.integers(0, 7, size=(3, 5))
+    z = model(idx).data
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    ref = -np.take_along_axis(logp, tgt[..., None], axis=-1).mean()
+    np.testing.assert_allclose(float(model.loss(idx, tgt).data), ref, rtol=1e-12)
+    _check_param_grads(model, lambda: model.loss(idx, tgt))
+
+
+# =============================================================================
+# GPT: causality, errors, sizes, dtypes
+# =============================================================================
+@pytest.mark.parametrize('options', [{}, dict(MICROGPT)])
+def test_future_tokens_never_change_earlier_logits(options):
+    model = _tiny(**options, dtype=np.float32, init_std=0.3)
+    rng = np.random.default_rng(10)
+    idx = rng.integers(0, 7, size=(2, 5))
+    base = model(idx).data
+    for t in range(5):
+        changed = idx.copy()
+        changed[:, t] = (changed[:, t] + 1 + rng.integers(0, 6, size=2)) % 7
+        y = model(changed).data
+        assert np.array_equal(y[:, :t], base[:, :t]), f'a change at position {t} leaked backwards'
+        assert not np.allclose(y[:, t], base[:, t])  # the position itself does change
+
+
+def test_input_errors_name_the_shapes():
+    model = _tiny()
+    with pytest.raises(ValueError, match=r'GPT: idx has shape \(2, 6\) \(B, T\) but T = 6 is longer than '
+                                         r'block_size = 5'):
+        model(np.zeros((2, 6), dtype=int))
+    with pytest.raises(ValueError, match=r'GPT: idx must be a 2-D int array \(B, T\), got shape \(4,\)'):
+        model(np.zeros(4, dtype=int))
+    with pytest.raises(TypeError, match=r'GPT: idx must hold integer token ids, got dtype float64'):
+        model(np.zeros((1, 3)))
+    with pytest.raises(ValueError, match=r'embed_id: ids must be in \[0, 7\)'):
+        model(np.array([[0, 7]]))
+    with pytest.raises(ValueError, match=r'GPT.loss: targets have shape \(1, 2\) but idx has shape \(1, 3\)'):
+        model.loss(np.zeros((1, 3), dtype=int), np.zeros((1, 2), dtype=int))
+    with pytest.raises(ValueError, match=r'GPT: n_embd=6 is not divisible by n_head=4'):
+        GPT(5, 4, 6, 4, 1)
+    with pytest.raises(ValueError, match=r'CausalSelfAttention: x must have shape \(B, T, 4\), got \(2, 4\)'):
+        CausalSelfAttention(4, 2)(np.zeros((2, 4), dtype=np.float32))
+
+
+def test_microgpt_configuration_has_4192_parameters():
+    model = GPT(27, 16, 16, 4, 1, **MICROGPT)
+    # wte 27x16 + wpe 16x16 + Wq, Wk, Wv, Wo 4 x 16x16 + fc1 16x64 + fc2 64x16 + lm_head 16x27
+    assert model.num_params() == 27 * 16 + 16 * 16 + 4 * 16 * 16 + 2 * 16 * 64 + 16 * 27 == 4192
+    assert sorted(k for k, _ in model.named_params()) == sorted(
+        ['wte/W', 'wpe/W', 'h0/attn/c_attn/W', 'h0/attn/c_proj/W', 'h0/mlp/c_fc/W', 'h0/mlp/c_proj/W',
+         'lm_head/W'])
+    tied = GPT(27, 16, 16, 4, 1, **dict(MICROGPT, tie_weights=True))
+    assert tied.num_params() == 4192 - 16 * 27
+    assert tied.lm_head is None
+
+
+def test_float32_end_to_end():
+    np.random.seed(0)
+    model = GPT(11, 8, 8, 2, 2, dropout=0.1)
+    idx = np.random.randint(0, 11, size=(3, 8))
+    logits = model(idx)
+    loss = model.loss(idx, idx)
+    model.cleargrads()
+    loss.backward()
+    assert logits.dtype == loss.dtype == np.float32
+    for path, p in model.named_params():
+        assert p.dtype == p.grad.dtype == np.float32, path
+    opt = train_script.DecayMatricesAdamW(alpha=1e-3).setup(model)
+    opt.update()
+    assert all(p.dtype == np.float32 for p in model.params())
+    assert all(a.dtype == np.float32 for s in opt._state.values() for a in s.values())
+
+
+def test_weight_tying_shares_the_embedding():
+    model = _tiny(tie_weights=True)
+    idx = np.array([[1, 2, 3]])
+    x = model.wte.W.data[idx] + model.wpe.W.data[:3]
+    for block in model.blocks:
+        x = block(x).data
+    x = model.ln_f(x).data
+    np.testing.assert_allclose(model(idx).data, x @ model.wte.W.data.T, rtol=1e-12)
+
+
+def test_dropout_only_in_training():
+    np.random.seed(1)
+    model = GPT(7, 5, 8, 2, 1, dropout=0.5, dtype=np.float64)
+    idx = np.array([[1, 2, 3, 4]])
+    with dezero_kr.test_mode():
+        a, b = model(idx).data, model(idx).data
+    assert np.array_equal(a, b)
+    assert not np.allclose(model(idx).data, a)
+
+
+# =============================================================================
+# Sampling
+# =============================================================================
+def test_generate_is_reproducible_with_a_seed_and_runs_without_graph():
+    model = _tiny(dropout=0.2)
+    seen = []
+    forward = model.forward
+
+    def spy(idx):
+        seen.append((Config.enable_backprop, Config.train))
+        return forward(idx)
+
+    model.forward = spy
+    start = np.zeros((4, 1), dtype=int)
+    a = model.generate(start, 9, rng=123)
+    b = model.generate(start, 9, rng=123)
+    c = model.generate(start, 9, rng=124)
+    assert a.shape == (4, 10) and np.array_equal(a[:, :1], start)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
+    assert set(seen) == {(False, False)}  # no_grad and test_mode on every call
+    assert Config.enable_backprop and Config.train  # restored
+    # A generator or the global RNG work as well
+    assert np.array_equal(model.generate(start, 9, rng=np.random.default_rng(123)), a)
+    np.random.seed(5)
+    g1 = model.generate(start, 3)
+    np.random.seed(5)
+    assert np.array_equal(model.generate(start, 3), g1)
+
+
+def test_generate_greedy_top_k_and_context_crop():
+    model = _tiny()
+    start = np.array([[1, 2]])
+    greedy = model.generate(start, 8, temperature=0)  # longer than block_size: the context is cropped
+    assert np.array_equal(model.generate(start, 8, top_k=1, rng=0), greedy)
+    ctx = greedy[:, -5:]
+    assert model(ctx).data[0, -1].argmax() == model.generate(ctx, 1, temperature=0)[0, -1]
+    # top_k = 2 only ever picks one of the two most likely ids
+    z = model(start).data[0, -1]
+    picks = {int(model.generate(start, 1, top_k=2, rng=s)[0, -1]) for s in range(40)}
+    assert picks <= set(np.argsort(z)[-2:].tolist()) and len(picks) == 2
+    with pytest.raises(ValueError, match='temperature must be >= 0'):
+        model.generate(start, 1, temperature=-1)
+    with pytest.raises(ValueError, match=r'top_k must be in \[1, 7\]'):
+        model.generate(start, 1, top_k=0)
+
+
+def test_sampling_follows_the_softmax():
+    model = _tiny()
+    start = np.zeros((4000, 1), dtype=int)
+    ids = model.generate(start, 1, temperature=2.0, rng=0)[:, 1]
+    z = model(np.zeros((1, 1), dtype=int)).data[0, -1] / 2.0
+    p = np.exp(z - z.max())
+    p /= p.sum()
+    freq = np.bincount(ids, minlength=7) / len(ids)
+    np.testing.assert_allclose(freq, p, atol=0.03)
+
+
+# =============================================================================
+# Training, checkpoints, the script
+# =============================================================================
+def test_loss_decreases_over_50_steps():
+    args, s = train_script.parse_args(['--fast', '--steps', '50'])
+    model, opt, clip = train_script.build(s, 27)
+    data = train_script.NameData(True, s['block_size'])
+    rng = np.random.default_rng(0)
+    losses = []
+    for _ in range(50):
+        x, y = data.batch(rng, 16)
+        loss = model.loss(x, y)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        losses.append(float(loss.data))
+        assert clip.last_norm > 0
+    assert np.mean(losses[-10:]) < np.mean(losses[:10]) - 0.4
+    assert losses[0] == pytest.approx(math.log(27), abs=0.05)  # small init: uniform predictions
+
+
+def test_batches_are_packed_names_starting_at_a_name():
+    data = train_script.NameData(True, 16)
+    x, y = data.batch(np.random.default_rng(0), 64)
+    assert x.shape == y.shape == (64, 16)
+    assert np.all(x[:, 0] == 0) and np.array_equal(x[:, 1:], y[:, :-1])
+    known = set(data.names)
+    for row in np.concatenate([x, y[:, -1:]], axis=1):
+        pieces = data.decode(row).split('.')[1:-1]  # complete names between two end marks
+        assert pieces and all(p in known for p in pieces)
+
+
+def test_unigram_baseline_and_evaluation_targets():
+    train, val = train_script.NameData(True, 16), train_script.NameData(False, 16)
+    counts = {}
+    for name in train.names:
+        for ch in name + '.':
+            counts[ch] = counts.get(ch, 0) + 1
+    total = sum(counts.values())
+    targets = ''.join(name + '.' for name in val.names)
+    ref = -sum(math.log(counts[ch] / total) for ch in targets) / len(targets)
+    assert train_script.unigram_baseline(train, val, 27) == pytest.approx(ref, rel=1e-12)
+    assert int(val.eval_mask.sum()) == len(targets)
+    assert val.decode(val.eval_y[0][val.eval_mask[0]]) == val.names[0] + '.'
+
+
+def test_checkpoint_round_trip_and_exact_resume(tmp_path):
+    quiet = io.StringIO()
+    with redirect_stdout(quiet):
+        full = train_script.main(['--fast', '--steps', '12', '--samples', '3'])
+        a = str(tmp_path / 'a')
+        train_script.main(['--fast', '--steps', '12', '--ckpt', a, '--stop-after', '5', '--samples', '1'])
+        assert (tmp_path / 'a' / 'model.npz').exists() and (tmp_path / 'a' / 'optimizer.npz').exists()
+        resumed = train_script.main(['--fast', '--ckpt', a, '--resume', '--samples', '3'])
+    assert resumed['optimizer'].t == full['optimizer'].t == 12
+    for (k1, p1), (k2, p2) in zip(full['model'].named_params(), resumed['model'].named_params()):
+        assert k1 == k2 and np.array_equal(p1.data, p2.data), k1
+    for p1, p2 in zip(full['model'].params(), resumed['model'].params()):
+        for slot in ('m', 'v'):
+            assert np.array_equal(full['optimizer']._state[p1][slot], resumed['optimizer']._state[p2][slot])
+    assert resumed['val_loss'] == full['val_loss'] and resumed['samples'] == full['samples']
+    # The saved weights load into a freshly built model and give the same logits.
+    model, *_ = train_script.load_checkpoint(a, 27)
+    idx = np.array([[0, 1, 2, 3]])
+    with dezero_kr.test_mode():  # the default config has dropout
+        np.testing.assert_array_equal(model(idx).data, resumed['model'](idx).data)
+
+
+def test_resume_without_checkpoint_is_a_clear_error(tmp_path):
+    with pytest.raises(SystemExit, match='--resume needs --ckpt'):
+        train_script.main(['--fast', '--resume', '--ckpt', str(tmp_path / 'none')])
+
+
+def test_train_script_fast_prints_losses_and_samples():
+    out = io.StringIO()
+    with redirect_stdout(out):
+        result = train_script.main(['--fast', '--samples', '4', '--sample-seed', '3'])
+    text = out.getvalue()
+    assert 'validation loss' in text and 'unigram baseline' in text and 'grad norm' in text
+    assert len(result['samples']) == 4 and all(set(n) <= set('abcdefghijklmnopqrstuvwxyz')
+                                                for n in result['samples'])
+    with redirect_stdout(io.StringIO()):
+        again = train_script.main(['--fast', '--samples', '4', '--sample-seed', '3'])
+        other = train_script.main(['--fast', '--samples', '4', '--sample-seed', '4'])
+    assert again['samples'] == result['samples'] != other['samples']
+
+
+@pytest.mark.slow
+def test_default_config_beats_the_unigram_baseline():  # the real command; ~1.5 min on 2 busy cores
+    # A fresh process: the script sets one BLAS thread before NumPy loads (in this process
+    # NumPy is loaded already, and many BLAS threads on small matrices are several times slower).
+    out = subprocess.run([sys.executable, str(ROOT / 'examples' / 'gpt' / 'train.py')], capture_output=True,
+                         text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-2000:]
+    m = re.search(r'validation loss ([\d.]+) nats/char  \|  unigram baseline ([\d.]+)  \|  bigram ([\d.]+)',
+                  out.stdout)
+    val_loss, unigram, bigram = (float(g) for g in m.groups())
+    assert val_loss < unigram - 0.7 and val_loss < bigram - 0.3
+    samples = out.stdout.split('samples (')[1].splitlines()[1:11]
+    assert len(samples) == 10 and all(s.startswith('  ') for s in samples)
+    total = float(re.search(r'total time ([\d.]+)s', out.stdout).group(1))
+    assert total < 300
+
+
+# =============================================================================
+# microgpt: the scalar engine of bench/microgpt.py computes the same loss and gradients
+# =============================================================================
+def test_scalar_microgpt_matches_gpt_loss_and_gradients():
+    sys.path.insert(0, str(ROOT))
+    from bench import microgpt as mg
+    weights = mg.init_weights(3)
+    tokens = [0, 1, 12, 25, 0]  # '.amy.'
+    P = mg.scalar_params(weights)
+    loss_s = mg.s_loss(P, tokens)
+    loss_s.backward()
+    model = mg.build_gpt(weights)
+    loss_t = model.loss(np.array([tokens[:-1]]), np.array([tokens[1:]]))
+    loss_t.backward()
+    assert abs(loss_s.data - float(loss_t.data)) < 1e-12
+    gt = mg.gpt_grads_as_microgpt(model)
+    for name, rows in P.items():
+        gs = np.array([[p.grad or 0.0 for p in row] for row in rows])
+        np.testing.assert_allclose(gt[name], gs, rtol=1e-9, atol=1e-13, err_msg=name)
+    loss_n, gn = mg.numpy_loss_and_grads(weights, tokens)
+    assert abs(loss_n - loss_s.data) < 1e-12
+    for name in gn:
+        np.testing.assert_allclose(gn[name], gt[name], rtol=1e-9, atol=1e-13, err_msg=name)
+
+
+def test_scalar_engine_backward_is_iterative_and_accumulates():
+    sys.path.insert(0, str(ROOT))
+    from bench import microgpt as mg
+    a, b = mg.Variable(2.0), mg.Variable(3.0)
+    d = a * b + a  # the seed document's example: dd/da = b + 1 = 4, dd/db = a = 2
+    d.backward()
+    assert (a.grad, b.grad) == (4.0, 2.0)
+    x = mg.Variable(0.5)
+    y = x
+    for _ in range(5000):  # deeper than Python's recursion limit
+        y = y * 1.0 + 0.0
+    y.backward()
+    assert x.grad == 1.0
