@@ -13,6 +13,9 @@ from dezero_kr.core import (  # noqa: E402,F401
 from dezero_kr import core, core_simple, cuda, functions, utils  # noqa: E402,F401
 from dezero_kr import datasets, dataloaders, transforms  # noqa: E402,F401
 from dezero_kr import autograd, grad_clip  # noqa: E402,F401
+from dezero_kr import functions_conv, layers, models, optimizers  # noqa: E402,F401
+from dezero_kr.layers import Layer  # noqa: E402,F401
+from dezero_kr.models import Model  # noqa: E402,F401
 from dezero_kr.datasets import Dataset  # noqa: E402,F401
 from dezero_kr.dataloaders import DataLoader, SeqDataLoader  # noqa: E402,F401
 

@@ -7,6 +7,10 @@ This file only gathers names; each operation lives in the module of its concern:
                        transpose, get_item, sum, sum_to, broadcast_to, max, min
 ``functions_math``     sin cos tan tanh exp log sqrt abs clip maximum minimum where,
                        expand_dims flatten concat stack, average/mean, linear
+``functions_nn``       sigmoid relu leaky_relu gelu softmax log_softmax, losses
+                       (mean_squared_error softmax_cross_entropy sigmoid_cross_entropy
+                       binary_cross_entropy cross_entropy), accuracy dropout
+                       batch_norm layer_norm rms_norm embed_id, attention helpers
 ``functions_conv``     conv2d deconv2d pooling average_pooling im2col col2im
                        (+ the ``_simple`` teaching versions)
 =====================  ===========================================================
@@ -21,6 +25,14 @@ from dezero_kr.functions_math import (  # noqa: F401
     Abs, Clip, Concat, Cos, Exp, Linear, Log, Maximum, Minimum, Sin, Sqrt, Tan, Tanh, Where,
     abs, average, clip, concat, cos, exp, expand_dims, flatten, linear, linear_simple, log, maximum,
     mean, minimum, sin, sqrt, stack, tan, tanh, where)
+from dezero_kr.functions_nn import (  # noqa: F401
+    BatchNorm, Dropout, GELU, LayerNorm, LeakyReLU, LogSoftmax, MaskedFill, MeanSquaredError, RMSNorm,
+    ReLU, Sigmoid, SigmoidCrossEntropy, Softmax, SoftmaxCrossEntropy,
+    accuracy, batch_norm, batch_nrom, binary_cross_entropy, causal_mask, cross_entropy, dropout,
+    embed_id, gelu, layer_norm, leaky_relu, log_softmax, masked_fill, mean_squared_error,
+    mean_squared_error_simple, relu, rms_norm, scaled_dot_product_attention, sigmoid,
+    sigmoid_cross_entropy, sigmoid_simple, softmax, softmax_cross_entropy,
+    softmax_cross_entropy_simple, softmax_simple)
 from dezero_kr.functions_conv import (  # noqa: F401
     AveragePooling, Col2im, Conv2DGradW, Deconv2d, Im2col, Pooling, Pooling2DGrad,
     Pooling2DWithIndexes, average_pooling, col2im, col2im_array, conv2d, conv2d_simple, deconv2d,
