@@ -1,8 +1,9 @@
 """Models: ``Model`` (a Layer that can draw its graph) and ready-made networks.
 
 ``Sequential``, ``MLP``, ``VGG16``, ``ResNet`` (50/101/152) with its blocks
-``BuildingBlock``, ``BottleneckA``, ``BottleneckB``.  DeZero's ``SqueezeNet``
-was an empty stub and is not provided.
+``BuildingBlock``, ``BottleneckA``, ``BottleneckB``, and ``GPT`` (defined in
+``dezero_kr.transformer``, re-exported at the end of this file).  DeZero's
+``SqueezeNet`` was an empty stub and is not provided.
 
 Pretrained weights (``pretrained=True``) are DeZero's ``.npz`` files,
 downloaded once into ``dezero_kr.download.cache_dir()``.  Their SHA-256 could
