@@ -1,6 +1,6 @@
 """Train a character-level GPT on the bundled first-names list, then sample new names.
 
-    python examples/gpt/train.py                      # the default config (~2 min on 2 CPU cores)
+    python examples/gpt/train.py                      # the default config (~1 min on 2 idle CPU cores)
     python examples/gpt/train.py --fast               # a tiny model, a few steps (tests)
     python examples/gpt/train.py --steps 500 --ckpt out/gpt   # saves model + optimizer state
     python examples/gpt/train.py --steps 1000 --ckpt out/gpt --resume   # continues from step 500
