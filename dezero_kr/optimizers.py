@@ -315,12 +315,15 @@ class AdaGrad(Optimizer):
         self.lr = lr
         self.eps = eps
 
+    def _accumulate(self, h, g):
+        h += g * g
+
     def update_one(self, param):
         xp = cuda.get_array_module(param.data)
         g = param.grad.data
-        h = self._slot(param, 'h')
-        h += g * g
-        param.data -= self.lr * g / (xp.sqrt(h) + self.eps)
+        acc = self._slot(param, self.slots[0])
+        self._accumulate(acc, g)
+        param.data -= self.lr * g / (xp.sqrt(acc) + self.eps)
 
 
 class AdaDelta(Optimizer):
@@ -347,24 +350,19 @@ class AdaDelta(Optimizer):
         param.data -= dx
 
 
-class RMSprop(Optimizer):
-    """v <- alpha v + (1-alpha) g^2;  param <- param - lr g / (sqrt(v) + eps)."""
+class RMSprop(AdaGrad):
+    """AdaGrad with a leaky average: v <- alpha v + (1-alpha) g^2;
+    param <- param - lr g / (sqrt(v) + eps)."""
     hyperparams = ('lr', 'alpha', 'eps')
     slots = ('v',)
 
     def __init__(self, lr=0.01, alpha=0.99, eps=1e-8):
-        super().__init__()
-        self.lr = lr
+        super().__init__(lr, eps)
         self.alpha = alpha
-        self.eps = eps
 
-    def update_one(self, param):
-        xp = cuda.get_array_module(param.data)
-        g = param.grad.data
-        v = self._slot(param, 'v')
+    def _accumulate(self, v, g):
         v *= self.alpha
         v += (1 - self.alpha) * g * g
-        param.data -= self.lr * g / (xp.sqrt(v) + self.eps)
 
 
 class Adam(Optimizer):
