@@ -1,0 +1,107 @@
+"""49단계: 데이터를 담는 클래스 -- Dataset과 전처리(transform)
+
+48단계에서는 x, t 배열을 직접 들고 다녔다. 데이터가 커지면(이미지 수만 장) 모두 메모리에 올릴 수
+없고, 샘플마다 전처리도 필요하다. 그래서 데이터셋을 "인덱스를 주면 샘플 하나를 주는 객체"로
+통일한다.
+
+    dataset[i]   -> (x, t)  i번째 입력과 정답 (transform, target_transform을 거친 값)
+    len(dataset) -> 샘플 개수
+
+dezero_kr.datasets.Dataset을 상속하고 prepare()에서 self.data, self.label을 채우면 새 데이터셋이
+된다. 데이터를 파일에 두고 __getitem__에서 그때그때 읽으면 메모리에 다 올리지 않아도 된다
+(아래 NpyFolder). 배치는 책처럼 [dataset[i] for i in 인덱스들]로 모아도 되고, dezero_kr에서는
+dataset[인덱스 배열]이 같은 배치를 바로 돌려준다.
+
+에폭: DEZERO_KR_FAST=1(테스트)이면 60에폭, 그냥 실행하면 300에폭(약 3초).
+
+출력에서 볼 것
+* Spiral 데이터셋의 길이, 샘플 하나, 전처리(transform)를 준 경우의 같은 샘플
+* 한 샘플씩 모은 배치와 dataset[인덱스]로 꺼낸 배치가 같다.
+* 직접 만든 데이터셋 두 개(계산으로 만든 것, 파일에서 하나씩 읽는 것)
+* Dataset으로 48단계의 학습을 다시 하고 정확도를 잰다.
+"""
+import math
+import os
+
+import numpy as np
+
+import dezero_kr.functions as F
+from dezero_kr import optimizers
+from dezero_kr.datasets import Dataset, Spiral
+from dezero_kr.models import MLP
+
+from _common import FAST
+
+
+class Squares(Dataset):
+    """x = 0, 1, ..., 9, 정답 t = x^2: prepare()에서 data와 label을 채우기만 하면 된다."""
+
+    def prepare(self):
+        self.data = np.arange(10, dtype=np.float32).reshape(10, 1)
+        self.label = self.data[:, 0] ** 2
+
+
+class NpyFolder(Dataset):
+    """폴더의 0.npy, 1.npy, ...를 요청이 올 때마다 하나씩 읽는 데이터셋 (전부를 메모리에 두지 않는다)."""
+
+    def __init__(self, folder, size):
+        self.folder, self.size = folder, size
+        super().__init__()
+
+    def __getitem__(self, index):
+        x = np.load(os.path.join(self.folder, f'{index}.npy'))
+        return x, int(x.sum())  # 정답은 예시로 원소의 합
+
+    def __len__(self):
+        return self.size
+
+
+if __name__ == '__main__':
+    train_set = Spiral(train=True)
+    x, t = train_set[0]
+    print(f'len(Spiral) = {len(train_set)} | train_set[0]: x = {x} ({x.dtype}), t = {int(t)}')
+    doubled = Spiral(train=True, transform=lambda x: x * 2)
+    print('transform=x*2 일 때 [0]: x =', doubled[0][0])
+
+    batch_index = [0, 5, 7]
+    batch = [train_set[i] for i in batch_index]
+    batch_x = np.array([example[0] for example in batch])
+    batch_t = np.array([example[1] for example in batch])
+    xs, ts = train_set[np.array(batch_index)]
+    print('한 샘플씩 모은 배치', batch_x.shape, batch_t.tolist(), '| dataset[인덱스] 배치', xs.shape, ts.tolist(),
+          '| 같은가', np.array_equal(batch_x, xs) and np.array_equal(batch_t, ts))
+
+    squares = Squares()
+    x, t = squares[3]
+    print(f'\nSquares: len = {len(squares)} | [3]: x = {x}, t = {float(t)}')
+    os.makedirs('npy_folder', exist_ok=True)
+    for i in range(3):
+        np.save(os.path.join('npy_folder', f'{i}.npy'), np.full(4, i))
+    files = NpyFolder('npy_folder', 3)
+    x, t = files[2]
+    print(f'NpyFolder: len = {len(files)} | [2]: x = {x}, t = {t}')
+
+    max_epoch = 60 if FAST else 300
+    batch_size = 30
+    np.random.seed(0)
+    model = MLP((10, 3))
+    optimizer = optimizers.SGD(lr=1.0).setup(model)
+    data_size = len(train_set)
+    max_iter = math.ceil(data_size / batch_size)
+    print()
+    for epoch in range(max_epoch):
+        index = np.random.permutation(data_size)
+        sum_loss = 0.0
+        for i in range(max_iter):
+            batch = [train_set[j] for j in index[i * batch_size:(i + 1) * batch_size]]
+            batch_x = np.array([example[0] for example in batch])
+            batch_t = np.array([example[1] for example in batch])
+            loss = F.softmax_cross_entropy(model(batch_x), batch_t)
+            model.cleargrads()
+            loss.backward()
+            optimizer.update()
+            sum_loss += float(loss.data) * len(batch_t)
+        if (epoch + 1) % (max_epoch // 5) == 0:
+            print(f'epoch {epoch + 1:3d}: 평균 손실 {sum_loss / data_size:.6f}')
+    xs, ts = train_set[:]
+    print(f'훈련 데이터 정확도: {float(F.accuracy(model(xs), ts).data):.4f}')

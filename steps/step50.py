@@ -1,0 +1,79 @@
+"""50단계: 미니배치를 꺼내 주는 DataLoader와 정확도
+
+49단계의 "섞고, 잘라서, 모으는" 코드는 어느 학습에서나 같다. DataLoader가 그 일을 맡는다.
+
+    train_loader = DataLoader(train_set, batch_size=30)                 # 에폭마다 새로 섞는다
+    test_loader = DataLoader(test_set, batch_size=30, shuffle=False)    # 평가는 순서대로
+    for x, t in train_loader:      # 한 번 돌면 한 에폭. 끝나면 스스로 처음으로 돌아간다
+        ...
+
+F.accuracy(y, t)는 점수 y에서 가장 큰 클래스가 정답 t와 같은 비율이다(미분하지 않는 지표).
+평가할 때는 dezero_kr.no_grad() 안에서 forward만 한다: 역전파할 일이 없으니 그래프를 기록하지
+않아 빠르고 메모리를 덜 쓴다.
+
+그림: matplotlib이 있으면 현재 폴더에 spiral_curves.png(에폭별 손실/정확도, 훈련/테스트)를 저장한다.
+
+에폭: DEZERO_KR_FAST=1(테스트)이면 60에폭, 그냥 실행하면 책과 같은 300에폭(약 3초).
+
+출력에서 볼 것
+* DataLoader가 내주는 배치의 모양과 에폭당 배치 수
+* 에폭마다의 훈련/테스트 손실과 정확도: 테스트 데이터(학습에 쓰지 않은 나선)에서도 정확도가 오른다.
+"""
+import numpy as np
+
+import dezero_kr
+import dezero_kr.functions as F
+from dezero_kr import DataLoader, optimizers
+from dezero_kr.datasets import Spiral
+from dezero_kr.models import MLP
+from dezero_kr.plot import plot_curves
+
+from _common import FAST, save_plot
+
+
+def evaluate(model, loader):
+    """loader 전체의 평균 손실과 정확도 (그래프를 만들지 않는다)."""
+    sum_loss = sum_acc = 0.0
+    with dezero_kr.no_grad():
+        for x, t in loader:
+            y = model(x)
+            sum_loss += float(F.softmax_cross_entropy(y, t).data) * len(t)
+            sum_acc += float(F.accuracy(y, t).data) * len(t)
+    n = len(loader.dataset)
+    return sum_loss / n, sum_acc / n
+
+
+if __name__ == '__main__':
+    max_epoch = 60 if FAST else 300
+    batch_size = 30
+
+    np.random.seed(0)  # 모델 초깃값과 DataLoader가 섞는 순서(기본은 NumPy 전역 난수)
+    train_set, test_set = Spiral(train=True), Spiral(train=False)
+    train_loader = DataLoader(train_set, batch_size)
+    test_loader = DataLoader(test_set, batch_size, shuffle=False)
+    x, t = next(iter(test_loader))
+    test_loader.reset()
+    print(f'배치 하나: x {x.shape} {x.dtype}, t {t.shape}; 에폭당 배치 {len(train_loader)}개')
+
+    model = MLP((10, 3))
+    optimizer = optimizers.SGD(lr=1.0).setup(model)
+    history = {'train_loss': [], 'test_loss': [], 'train_acc': [], 'test_acc': []}
+    print(f'{"epoch":>5}  {"train loss":>10}  {"train acc":>9}  {"test loss":>9}  {"test acc":>8}')
+    for epoch in range(max_epoch):
+        sum_loss = sum_acc = 0.0
+        for x, t in train_loader:
+            y = model(x)
+            loss = F.softmax_cross_entropy(y, t)
+            acc = F.accuracy(y, t)
+            model.cleargrads()
+            loss.backward()
+            optimizer.update()
+            sum_loss += float(loss.data) * len(t)
+            sum_acc += float(acc.data) * len(t)
+        train_loss, train_acc = sum_loss / len(train_set), sum_acc / len(train_set)
+        test_loss, test_acc = evaluate(model, test_loader)
+        for key, value in zip(history, (train_loss, test_loss, train_acc, test_acc)):
+            history[key].append(value)
+        if (epoch + 1) % (max_epoch // 6) == 0:
+            print(f'{epoch + 1:5d}  {train_loss:10.6f}  {train_acc:9.4f}  {test_loss:9.6f}  {test_acc:8.4f}')
+    save_plot(plot_curves, history, to_file='spiral_curves.png')

@@ -1,0 +1,122 @@
+"""59단계: RNN으로 시계열 다루기 -- 사인파의 다음 값 예측
+
+순환 신경망(RNN)은 은닉 상태 h를 가지고 있다가, 입력이 들어올 때마다 h를 갱신한다.
+
+    h_t = tanh(x_t W_x + h_{t-1} W_h + b)        (L.RNN: x2h, h2h 두 Linear)
+    y_t = h_t W_y + b_y                          (L.Linear: 출력 하나)
+
+데이터는 잡음 섞인 사인파(dezero_kr.datasets.SinCurve): 입력 x_t, 정답 x_{t+1}. 999개 값을 차례로
+넣으며 매 단계의 제곱 오차를 더한다. 시계열 전체를 한 그래프로 역전파하면 그래프가 끝없이 길어지므로
+30단계마다 끊는다(Truncated BPTT).
+
+    loss.backward()            # 최근 30단계 분량만 역전파
+    loss.unchain_backward()    # loss에서 거슬러 올라가며 creator 연결을 끊는다: h는 값은 남고
+                               # 그래프는 잘린다 (다음 역전파가 이전 구간으로 넘어가지 않는다)
+
+예측할 때는 no_grad() 안에서 한 값씩 넣는다. 시작할 때와 예측하기 전에 reset_state()로 h를 비운다.
+NumPy 2에서는 float()에 (1, 1) 배열을 넣으면 오류다: 원소 하나는 .item()으로 꺼낸다 (DeZero의
+59/60단계가 학습 끝에 멈추는 이유).
+
+그림: matplotlib이 있으면 현재 폴더에 rnn_sin.png(cos 곡선과 모델의 예측)를 저장한다.
+
+에폭: DEZERO_KR_FAST=1(테스트)이면 3에폭, 그냥 실행하면 책과 같은 100에폭(2코어 컴퓨터에서 약 30초).
+
+출력에서 볼 것
+* 에폭마다 평균 손실이 줄어드는 모습 (잡음 때문에 0이 되지는 않는다)
+* 학습한 적 없는 cos 곡선을 한 값씩 넣었을 때 다음 값 예측의 평균 제곱 오차와 몇 점의 예측값
+"""
+import sys
+
+import numpy as np
+
+import dezero_kr
+import dezero_kr.functions as F
+import dezero_kr.layers as L
+from dezero_kr import optimizers
+from dezero_kr.datasets import SinCurve
+from dezero_kr.models import Model
+
+from _common import FAST
+
+
+class SimpleRNN(Model):
+    """순환 계층 하나 + 출력 Linear. 60단계는 recurrent_layer만 L.LSTM으로 바꿔 쓴다."""
+    recurrent_layer = L.RNN
+
+    def __init__(self, hidden_size, out_size):
+        super().__init__()
+        self.rnn = self.recurrent_layer(hidden_size)
+        self.fc = L.Linear(out_size)
+
+    def reset_state(self):
+        self.rnn.reset_state()
+
+    def forward(self, x):
+        h = self.rnn(x)
+        return self.fc(h)
+
+
+def predict_curve(model, xs):
+    """xs를 한 값씩 넣은 예측들 (그래프 없이)."""
+    model.reset_state()
+    preds = []
+    with dezero_kr.no_grad():
+        for x in xs:
+            y = model(np.array(x).reshape(1, 1))
+            preds.append(y.data.item())  # (1, 1) 배열의 원소 하나. float(y.data)는 NumPy 2에서 오류
+    return np.array(preds)
+
+
+def save_curve_plot(xs, ys, preds, to_file):
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.plot(xs, ys, label='y = cos(x)')
+    ax.plot(xs, preds, label='predict')
+    ax.legend()
+    fig.savefig(to_file)
+    plt.close(fig)
+    print(f'[그림 저장] {to_file}', file=sys.stderr)
+
+
+if __name__ == '__main__':
+    max_epoch = 3 if FAST else 100
+    hidden_size = 100
+    bptt_length = 30
+
+    train_set = SinCurve(train=True)
+    seqlen = len(train_set)
+    np.random.seed(0)
+    model = SimpleRNN(hidden_size, 1)
+    optimizer = optimizers.Adam().setup(model)
+
+    for epoch in range(max_epoch):
+        model.reset_state()
+        loss, count, sum_loss = 0, 0, 0.0
+        for x, t in train_set:
+            x, t = x.reshape(1, 1), t.reshape(1, 1)
+            y = model(x)
+            loss += F.mean_squared_error(y, t)
+            count += 1
+            if count % bptt_length == 0 or count == seqlen:
+                model.cleargrads()
+                loss.backward()
+                loss.unchain_backward()  # 이 구간의 그래프를 끊는다 (h의 값은 다음 구간으로 이어진다)
+                optimizer.update()
+                sum_loss += loss.data.item()
+                loss = 0
+        print(f'epoch {epoch + 1:3d}: 평균 손실 {sum_loss / count:.6f}')
+
+    xs = np.linspace(0, 4 * np.pi, 1000)
+    ys = np.cos(xs)
+    preds = predict_curve(model, ys)
+    mse = np.mean((preds[:-1] - ys[1:]) ** 2)
+    print(f'\ncos 곡선에서 다음 값 예측의 평균 제곱 오차: {mse:.6f}')
+    for i in (0, 250, 500, 750, 998):
+        print(f'  x = {xs[i]:6.3f}: 입력 cos = {ys[i]:7.4f}, 예측 {preds[i]:7.4f}, 다음 값 {ys[i + 1]:7.4f}')
+    save_curve_plot(xs, ys, preds, 'rnn_sin.png')
