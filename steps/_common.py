@@ -13,6 +13,7 @@
   표준 오류(stderr)로 알린다: 표준 출력은 어느 컴퓨터에서나 같아야 정답 파일과 비교할 수 있다.
 * save_plot(그리기 함수, ..., to_file=...): dezero_kr.plot의 함수(학습 곡선, 결정 경계 ...)로 그림을
   현재 폴더에 쓴다. matplotlib이 없으면 알리고 넘어간다(설치: pip install matplotlib).
+* save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
 """
 import os
 import sys
@@ -61,3 +62,22 @@ def save_plot(plot_function, *args, to_file, **kwargs):
         print(f'[그림 저장] {path}', file=sys.stderr)
     except ImportError as e:
         print(f'[그림 생략] {e}', file=sys.stderr)
+
+
+def save_lines(xs, curves, to_file):
+    """curves = {'이름': ys, ...}를 x축 xs 위에 겹쳐 그려 to_file로. matplotlib이 없으면 건너뛴다."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
+        return
+    fig = Figure(figsize=(7, 4))
+    FigureCanvasAgg(fig)  # 창을 띄우지 않고 파일로만 그린다
+    ax = fig.add_subplot(1, 1, 1)
+    for label, ys in curves.items():
+        ax.plot(xs, ys, label=label)
+    ax.set_xlabel('x')
+    ax.legend(loc='lower right')
+    fig.savefig(to_file)
+    print(f'[그림 저장] {to_file}', file=sys.stderr)

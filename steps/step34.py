@@ -14,12 +14,12 @@ pip install matplotlib). 저장했는지는 표준 오류로 알리고, 표준 �
 * 몇 개 점에서의 y, y', y'', y''' 값과, 200개 점 전체에서 정답 공식(cos, -sin, -cos)과의 최대 오차
   (0에 가깝다: 자동 미분은 근사가 아니라 정확한 미분이다)
 """
-import sys
-
 import numpy as np
 
 import dezero_kr.functions as F
 from dezero_kr import Variable
+
+from _common import save_lines
 
 
 def sin_derivatives(xs, n):
@@ -35,24 +35,6 @@ def sin_derivatives(xs, n):
     return logs
 
 
-def save_plot(xs, logs, labels, to_file):
-    try:
-        import matplotlib
-        matplotlib.use('Agg')  # 창 없이 파일로만 그린다
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
-        return
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for values, label in zip(logs, labels):
-        ax.plot(xs, values, label=label)
-    ax.set_xlabel('x')
-    ax.legend(loc='lower right')
-    fig.savefig(to_file)
-    plt.close(fig)
-    print(f'[그림 저장] {to_file}', file=sys.stderr)
-
-
 if __name__ == '__main__':
     xs = np.linspace(-7, 7, 200)
     logs = sin_derivatives(xs, 3)
@@ -65,4 +47,4 @@ if __name__ == '__main__':
     exact = [np.sin(xs), np.cos(xs), -np.sin(xs), -np.cos(xs)]
     for label, values, answer in zip(labels, logs, exact):
         print(f'{label:<9} 정답 공식과의 최대 오차: {np.abs(values - answer).max():.1e}')
-    save_plot(xs, logs, labels, 'sin_derivatives.png')
+    save_lines(xs, dict(zip(labels, logs)), 'sin_derivatives.png')

@@ -25,8 +25,6 @@ NumPy 2에서는 float()에 (1, 1) 배열을 넣으면 오류다: 원소 하나�
 * 에폭마다 평균 손실이 줄어드는 모습 (잡음 때문에 0이 되지는 않는다)
 * 학습한 적 없는 cos 곡선을 한 값씩 넣었을 때 다음 값 예측의 평균 제곱 오차와 몇 점의 예측값
 """
-import sys
-
 import numpy as np
 
 import dezero_kr
@@ -36,7 +34,7 @@ from dezero_kr import optimizers
 from dezero_kr.datasets import SinCurve
 from dezero_kr.models import Model
 
-from _common import FAST
+from _common import FAST, save_lines
 
 
 class SimpleRNN(Model):
@@ -65,23 +63,6 @@ def predict_curve(model, xs):
             y = model(np.array(x).reshape(1, 1))
             preds.append(y.data.item())  # (1, 1) 배열의 원소 하나. float(y.data)는 NumPy 2에서 오류
     return np.array(preds)
-
-
-def save_curve_plot(xs, ys, preds, to_file):
-    try:
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
-        return
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(xs, ys, label='y = cos(x)')
-    ax.plot(xs, preds, label='predict')
-    ax.legend()
-    fig.savefig(to_file)
-    plt.close(fig)
-    print(f'[그림 저장] {to_file}', file=sys.stderr)
 
 
 if __name__ == '__main__':
@@ -119,4 +100,4 @@ if __name__ == '__main__':
     print(f'\ncos 곡선에서 다음 값 예측의 평균 제곱 오차: {mse:.6f}')
     for i in (0, 250, 500, 750, 998):
         print(f'  x = {xs[i]:6.3f}: 입력 cos = {ys[i]:7.4f}, 예측 {preds[i]:7.4f}, 다음 값 {ys[i + 1]:7.4f}')
-    save_curve_plot(xs, ys, preds, 'rnn_sin.png')
+    save_lines(xs, {'y = cos(x)': ys, 'predict': preds}, 'rnn_sin.png')

@@ -32,8 +32,8 @@ import dezero_kr.layers as L
 from dezero_kr import SeqDataLoader, optimizers
 from dezero_kr.datasets import SinCurve
 
-from _common import FAST
-from step59 import SimpleRNN, predict_curve, save_curve_plot
+from _common import FAST, save_lines
+from step59 import SimpleRNN, predict_curve
 
 
 class BetterRNN(SimpleRNN):
@@ -83,4 +83,4 @@ if __name__ == '__main__':
     ys = np.cos(xs)
     preds = predict_curve(model, ys)
     print(f'\ncos 곡선에서 다음 값 예측의 평균 제곱 오차: {np.mean((preds[:-1] - ys[1:]) ** 2):.6f}')
-    save_curve_plot(xs, ys, preds, 'lstm_sin.png')
+    save_lines(xs, {'y = cos(x)': ys, 'predict': preds}, 'lstm_sin.png')
