@@ -12,7 +12,7 @@ dezero_kr.datasets.Dataset을 상속하고 prepare()에서 self.data, self.label
 (아래 NpyFolder). 배치는 책처럼 [dataset[i] for i in 인덱스들]로 모아도 되고, dezero_kr에서는
 dataset[인덱스 배열]이 같은 배치를 바로 돌려준다.
 
-에폭: DEZERO_KR_FAST=1(테스트)이면 60에폭, 그냥 실행하면 300에폭(약 3초).
+에폭: DEZERO_KR_FAST=1(테스트)이면 60에폭, 그냥 실행하면 300에폭(약 1초).
 
 출력에서 볼 것
 * Spiral 데이터셋의 길이, 샘플 하나, 전처리(transform)를 준 경우의 같은 샘플
