@@ -79,6 +79,10 @@ def _env():
     env['PYTHONIOENCODING'] = 'utf-8'
     env['PYTHONHASHSEED'] = '0'
     env['PYTHONDONTWRITEBYTECODE'] = '1'
+    # One BLAS thread: small matmuls thrash with several on a busy 2-core machine,
+    # and the recorded digits then do not depend on the thread count.
+    for var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
+        env[var] = '1'
     env['PYTHONPATH'] = os.pathsep.join(
         [str(ROOT)] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
     return env
