@@ -585,7 +585,11 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
     are stored in it, and no ``.grad`` is touched (``autograd.grad``).
     """
     global _hooks_in_use
-    _hooks_in_use = len(_variable_hooks) > 0  # hooks removed or their Variables gone: skip
+    if _hooks_in_use:  # hooks removed or their Variables gone since: skip the table again
+        _hooks_in_use = len(_variable_hooks) > 0
+    # The common case (no hooks, nothing retained or captured) reads each
+    # output's gradient inline; everything else goes through _output_grads.
+    plain = not (_hooks_in_use or retain_grad or capture is not None or _call_observers)
     heap = []
     seen = set()
     tie = itertools.count()
@@ -595,18 +599,28 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
             seen.add(f)
             heapq.heappush(heap, (-f.generation, next(tie), f))
 
-    with using_config('enable_backprop', create_graph):
+    # Config is switched by hand rather than with using_config(): this runs on
+    # every backward call and the context manager costs more than the rest of a
+    # small model's pass.  The finally clause restores it all the same.
+    old_enable_backprop = Config.enable_backprop
+    Config.enable_backprop = create_graph
+    try:
         while heap:
             f = heapq.heappop(heap)[2]
-            gys = _output_grads(f, grads, retain_grad, capture)
-            gxs = f.backward(*gys)
+            outputs = f.outputs
+            if plain and outputs.__class__ is _OutputRef:
+                gys = None
+                gxs = f.backward(grads.pop(outputs()))
+            else:
+                gys = _output_grads(f, grads, retain_grad, capture)
+                gxs = f.backward(*gys)
             if gxs.__class__ is not tuple:
                 gxs = (gxs,)
             inputs = f.inputs
             if len(gxs) != len(inputs):
                 raise ValueError(f'{type(f).__name__}.backward returned {len(gxs)} gradients '
                                  f'for {len(inputs)} inputs')
-            if _call_observers:
+            if gys is not None and _call_observers:  # plain passes exclude observers
                 for observer in list(_call_observers):
                     observer.on_backward(f, gys, gxs)
             for x, gx in zip(inputs, gxs):
@@ -636,6 +650,8 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
                 g = Variable(g.data.copy())
             stored.add(id(g))
             x.grad = g if x.grad is None else x.grad + g
+    finally:
+        Config.enable_backprop = old_enable_backprop
 
 
 def _output_grads(f, grads, retain_grad, capture):
