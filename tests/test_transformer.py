@@ -4,11 +4,13 @@ microgpt equivalence and the examples/gpt/train.py script."""
 import importlib.util
 import io
 import math
+import os
 import pathlib
 import re
 import subprocess
 import sys
 from contextlib import redirect_stdout
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -258,6 +260,9 @@ def test_microgpt_configuration_has_4192_parameters():
     assert sorted(k for k, _ in model.named_params()) == sorted(
         ['wte/W', 'wpe/W', 'h0/attn/c_attn/W', 'h0/attn/c_proj/W', 'h0/mlp/c_fc/W', 'h0/mlp/c_proj/W',
          'lm_head/W'])
+    rebuilt = GPT(**model.config)  # the config dict rebuilds the same architecture
+    assert [(k, p.shape, p.dtype) for k, p in rebuilt.named_params()] == \
+        [(k, p.shape, p.dtype) for k, p in model.named_params()]
     tied = GPT(27, 16, 16, 4, 1, **dict(MICROGPT, tie_weights=True))
     assert tied.num_params() == 4192 - 16 * 27
     assert tied.lm_head is None
@@ -465,9 +470,16 @@ def test_default_config_beats_the_unigram_baseline():  # the real command; ~1.5 
 # =============================================================================
 # microgpt: the scalar engine of bench/microgpt.py computes the same loss and gradients
 # =============================================================================
+def _bench_microgpt():
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    with mock.patch.dict(os.environ):  # bench._timing sets BLAS thread variables: keep ours
+        from bench import microgpt
+    return microgpt
+
+
 def test_scalar_microgpt_matches_gpt_loss_and_gradients():
-    sys.path.insert(0, str(ROOT))
-    from bench import microgpt as mg
+    mg = _bench_microgpt()
     weights = mg.init_weights(3)
     tokens = [0, 1, 12, 25, 0]  # '.amy.'
     P = mg.scalar_params(weights)
@@ -488,8 +500,7 @@ def test_scalar_microgpt_matches_gpt_loss_and_gradients():
 
 
 def test_scalar_engine_backward_is_iterative_and_accumulates():
-    sys.path.insert(0, str(ROOT))
-    from bench import microgpt as mg
+    mg = _bench_microgpt()
     a, b = mg.Variable(2.0), mg.Variable(3.0)
     d = a * b + a  # the seed document's example: dd/da = b + 1 = 4, dd/db = a = 2
     d.backward()
