@@ -43,8 +43,9 @@ class DataLoader:
             ``RandomState`` gives the loader its own reproducible stream.
 
     Attributes:
-        data_size: ``len(dataset)``.  max_iter: batches per epoch,
-        ``ceil(data_size / batch_size)``.  iteration: batches served this epoch.
+        data_size: ``len(dataset)``.
+        max_iter: batches per epoch, ``ceil(data_size / batch_size)``.
+        iteration: batches served this epoch.
         index: the sample order of the current epoch.
 
     Every sample appears exactly once per epoch.

@@ -1,6 +1,6 @@
 """A decoder-only transformer (GPT): causal self-attention, blocks and the model.
 
-The chain of operations, for ids ``idx`` of shape ``(B, T)``:
+The chain of operations, for ids ``idx`` of shape ``(B, T)``::
 
     wte[idx] + wpe[:T]                      token + position embedding   (B, T, C)
     [norm]                                  optional (microgpt normalises here)

@@ -20,8 +20,10 @@ copyright = '2026, dezero_kr developers'
 extensions = [
     'myst_parser',
     'sphinx.ext.autodoc',
+    'sphinx.ext.napoleon',  # Google-style 'Args:' sections in docstrings
     'sphinx-mathjax-offline',  # ships MathJax inside the built site
 ]
+napoleon_use_ivar = True  # 'Attributes:' as fields, not duplicate attribute entries
 myst_enable_extensions = ['dollarmath', 'amsmath', 'colon_fence']
 myst_heading_anchors = 3
 source_suffix = {'.md': 'markdown'}
