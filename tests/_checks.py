@@ -1,6 +1,8 @@
 """Gradient checks shared by the tests: backprop (and double backprop) against
 central differences in float64, with random output weights so that errors a
 plain ``sum`` would hide (softmax rows always sum to 1) still show up."""
+import struct
+
 import numpy as np
 
 from dezero_kr import Variable
@@ -91,3 +93,12 @@ def check_double_backward(f, *arrays, rtol=1e-4, atol=1e-6, seed=1, wrt=None):
         got = xs[i].grad.data if xs[i].grad is not None else np.zeros_like(arrays[i])
         np.testing.assert_allclose(got, num, rtol=rtol, atol=atol,
                                    err_msg=f'second derivative wrt input {i}')
+
+
+def png_size(path):
+    """(width, height) from the PNG signature and IHDR chunk; fails on anything else."""
+    with open(path, 'rb') as f:
+        head = f.read(24)
+    assert head[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG file'
+    assert head[12:16] == b'IHDR'
+    return struct.unpack('>II', head[16:24])

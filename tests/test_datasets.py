@@ -25,18 +25,6 @@ from dezero_kr.download import DownloadError
 
 
 @pytest.fixture(autouse=True)
-def no_internet(monkeypatch):
-    real_connect = socket.socket.connect
-
-    def loopback_only(self, address):
-        if isinstance(address, tuple) and address[0] not in ('127.0.0.1', '::1', 'localhost'):
-            raise OSError(f'test tried to reach {address}')
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, 'connect', loopback_only)
-
-
-@pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
     folder = tmp_path / 'cache'
     folder.mkdir()

@@ -4,7 +4,6 @@ import importlib.util
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import textwrap
@@ -14,6 +13,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
+from _checks import png_size
 from dezero_kr import graph
 from dezero_kr.core import Constant, Function, Parameter, Variable
 from dezero_kr.core import sum as vsum
@@ -473,14 +473,6 @@ def test_export_of_a_100k_node_chain_is_fast():
 # =============================================================================
 # Rendering
 # =============================================================================
-def png_size(path):
-    with open(path, 'rb') as f:
-        head = f.read(24)
-    assert head[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG file'
-    assert head[12:16] == b'IHDR'
-    return struct.unpack('>II', head[16:24])
-
-
 def svg_nodes(path):
     root = ET.parse(path).getroot()
     ns = {'s': 'http://www.w3.org/2000/svg'}

@@ -1,10 +1,11 @@
 """dezero_kr.plot: real PNG files with the requested pixel size, atomic writes, missing matplotlib."""
 import os
-import struct
 import sys
 
 import numpy as np
 import pytest
+
+from _checks import png_size
 
 from dezero_kr import plot
 from dezero_kr.datasets import Digits, get_spiral
@@ -13,15 +14,6 @@ from dezero_kr.datasets import Digits, get_spiral
 @pytest.fixture
 def mpl():
     return pytest.importorskip('matplotlib', reason='matplotlib is not installed (plot extra)')
-
-
-def png_size(path):
-    """(width, height) from the PNG signature and IHDR chunk; fails on anything else."""
-    with open(path, 'rb') as f:
-        head = f.read(24)
-    assert head[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG file'
-    assert head[12:16] == b'IHDR'
-    return struct.unpack('>II', head[16:24])
 
 
 def test_plot_curves(mpl, tmp_path):
