@@ -63,6 +63,20 @@ def numpy_floor(n_ops):
     return run
 
 
+def workload(x, w, sin, n_ops):
+    """The mixed chain on Variables: h = h + w, h = h * w, h = sin(h), in turn."""
+    h = x
+    for i in range(n_ops):
+        k = i % 3
+        if k == 0:
+            h = h + w
+        elif k == 1:
+            h = h * w
+        else:
+            h = sin(h)
+    return h
+
+
 def framework(lib, n_ops):
     """The same workload on a DeZero-like library (``lib`` has Variable and functions.sin)."""
     rng = np.random.default_rng(0)
@@ -73,15 +87,7 @@ def framework(lib, n_ops):
     def run():
         x, w = lib.Variable(x0.copy()), lib.Variable(w0.copy())
         t0 = time.perf_counter()
-        h = x
-        for i in range(n_ops):
-            k = i % 3
-            if k == 0:
-                h = h + w
-            elif k == 1:
-                h = h * w
-            else:
-                h = sin(h)
+        h = workload(x, w, sin, n_ops)
         t1 = time.perf_counter()
         h.backward()
         t2 = time.perf_counter()

@@ -36,20 +36,7 @@ import time
 
 import numpy as np
 
-from bench.core_ops import numpy_floor
-
-
-def workload(x, w, sin, n_ops):
-    h = x
-    for i in range(n_ops):
-        k = i % 3
-        if k == 0:
-            h = h + w
-        elif k == 1:
-            h = h * w
-        else:
-            h = sin(h)
-    return h
+from bench.core_ops import numpy_floor, workload
 
 
 def inputs():
