@@ -5,8 +5,9 @@ folder is first on ``sys.path`` and ``import _util`` finds this file.
 
 * ``parser(description, epochs)``: argparse with ``--epochs``, ``--seed``,
   ``--plot DIR`` and ``--no-progress``, the options every example shares.
-* ``train_progress(args, iterable, desc)``: a ``dezero_kr.progress`` bar (on
-  standard error) unless ``--no-progress``.
+* ``epoch_bar(args, loader, epoch)``: a ``dezero_kr.progress`` bar over one
+  epoch's batches (on standard error, erased when the epoch ends so the log
+  lines on standard output stay clean), unless ``--no-progress``.
 * ``save_plot(args, draw, name, ...)``: with ``--plot DIR``, draw a picture
   with a ``dezero_kr.plot`` function into ``DIR/name``; without matplotlib say
   how to get it and go on (an example never fails for a missing picture).
@@ -44,8 +45,9 @@ def parser(description, epochs, seed=0):
     return p
 
 
-def train_progress(args, iterable, desc):
-    return progress(iterable, desc=desc, disable=args.no_progress)
+def epoch_bar(args, loader, epoch):
+    return progress(loader, desc=f'epoch {epoch}/{args.epochs}', leave=False,
+                    disable=args.no_progress)
 
 
 def save_plot(args, draw, name, *draw_args, **draw_kwargs):
