@@ -24,11 +24,10 @@ import sys
 import numpy as np
 
 import dezero_kr
+import dezero_kr.functions as F
 from dezero_kr import DataLoader, Variable, no_grad
 from dezero_kr.autograd import jvp
 from dezero_kr.datasets import Spiral
-from dezero_kr.functions_math import tanh
-from dezero_kr.functions_nn import accuracy, relu, softmax_cross_entropy
 from dezero_kr.grad_clip import clip_grad_norm
 from dezero_kr.graph import GraphRenderError, RendererNotFoundError, plot_dot_graph
 from dezero_kr.models import MLP
@@ -56,7 +55,7 @@ def seed_example():
 def tanh_derivatives(x0, order):
     """[d^k tanh / dx^k at x0 for k = 1..order] by repeated backward(create_graph=True)."""
     x = Variable(np.array(x0))
-    g = tanh(x)
+    g = F.tanh(x)
     values = []
     for _ in range(order):
         x.cleargrad()
@@ -105,7 +104,7 @@ def part2_training(seed, epochs):
     heading(2, '나선형 데이터 학습', 'training an MLP on the spiral data')
     np.random.seed(seed)  # the initial weights
     train_set, test_set = Spiral(train=True), Spiral(train=False)
-    model = MLP((30, 3), activation=relu)
+    model = MLP((30, 3), activation=F.relu)
     optimizer = Adam(alpha=0.01).setup(model)
     loader = DataLoader(train_set, batch_size=30, seed=seed)
     print(f'  데이터 / data: {len(train_set)} train, {len(test_set)} test points, 3 classes;'
@@ -113,7 +112,7 @@ def part2_training(seed, epochs):
     for epoch in range(1, epochs + 1):
         total = 0.0
         for x, t in loader:
-            loss = softmax_cross_entropy(model(x), t)
+            loss = F.softmax_cross_entropy(model(x), t)
             model.cleargrads()
             loss.backward()
             optimizer.update()
@@ -121,7 +120,7 @@ def part2_training(seed, epochs):
         if epoch == 1 or epoch % (epochs // 4 or 1) == 0:
             print(f'    epoch {epoch:3d}  loss {total / len(train_set):.4f}')
     with no_grad():
-        acc = float(accuracy(model(test_set.data), test_set.label).data)
+        acc = float(F.accuracy(model(test_set.data), test_set.label).data)
     print(f'  테스트 정확도 / test accuracy: {acc:.4f}')
     return train_set
 
@@ -159,9 +158,9 @@ def part4_extras(train_set, seed):
     # The gradient of a fresh model's first batch, clipped as a training loop would
     # (loss.backward(); clip_grad_norm(...); optimizer.update()).
     np.random.seed(seed)
-    model = MLP((30, 3), activation=relu)
+    model = MLP((30, 3), activation=F.relu)
     x, t = train_set[0:100]
-    softmax_cross_entropy(model(x), t).backward()
+    F.softmax_cross_entropy(model(x), t).backward()
     before = clip_grad_norm(model.params(), max_norm=0.1)
     after = np.sqrt(sum(float((p.grad.data.astype(np.float64) ** 2).sum()) for p in model.params()))
     print(f'  clip_grad_norm(max_norm=0.1): 전역 노름 / global norm {before:.4f} -> {after:.4f}'

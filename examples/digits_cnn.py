@@ -20,12 +20,10 @@ import time
 
 import numpy as np
 
+import dezero_kr.functions as F
+import dezero_kr.layers as L
 from dezero_kr import DataLoader, no_grad, test_mode
-from dezero_kr.core import reshape
 from dezero_kr.datasets import Digits
-from dezero_kr.functions_conv import pooling
-from dezero_kr.functions_nn import accuracy, dropout, relu
-from dezero_kr.layers import Conv2d, Linear
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam, WarmupCosine
 from dezero_kr.plot import plot_curves, plot_image_grid
@@ -39,17 +37,17 @@ class DigitsCNN(Model):
 
     def __init__(self, dropout_ratio):
         super().__init__()
-        self.conv1 = Conv2d(16, kernel_size=3, pad=1)
-        self.conv2 = Conv2d(32, kernel_size=3, pad=1)
-        self.fc1 = Linear(64)
-        self.fc2 = Linear(10)
+        self.conv1 = L.Conv2d(16, kernel_size=3, pad=1)
+        self.conv2 = L.Conv2d(32, kernel_size=3, pad=1)
+        self.fc1 = L.Linear(64)
+        self.fc2 = L.Linear(10)
         self.dropout_ratio = dropout_ratio
 
     def forward(self, x):
-        h = pooling(relu(self.conv1(x)), 2, 2)
-        h = pooling(relu(self.conv2(h)), 2, 2)
-        h = reshape(h, (h.shape[0], -1))
-        h = dropout(relu(self.fc1(h)), self.dropout_ratio)
+        h = F.pooling(F.relu(self.conv1(x)), 2, 2)
+        h = F.pooling(F.relu(self.conv2(h)), 2, 2)
+        h = F.reshape(h, (h.shape[0], -1))
+        h = F.dropout(F.relu(self.fc1(h)), self.dropout_ratio)
         return self.fc2(h)
 
 
@@ -83,7 +81,7 @@ def main(argv=None):
             optimizer.update()
             total += float(loss.data) * len(t)
         with test_mode(), no_grad():
-            acc = float(accuracy(model(test_set.data), test_set.label).data)
+            acc = float(F.accuracy(model(test_set.data), test_set.label).data)
         history['train_loss'].append(total / len(train_set))
         history['test_acc'].append(acc)
         if epoch % 5 == 0 or epoch == args.epochs:

@@ -24,11 +24,10 @@ import time
 
 import numpy as np
 
+import dezero_kr.functions as F
+import dezero_kr.layers as L
 from dezero_kr import DataLoader, no_grad, test_mode
-from dezero_kr.core import sum as sum_
 from dezero_kr.datasets import Digits
-from dezero_kr.functions_nn import accuracy, dropout, log_softmax, relu
-from dezero_kr.layers import Linear
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam, WarmupCosine
 from dezero_kr.plot import plot_curves, plot_digits_grid
@@ -41,14 +40,14 @@ class DigitsMLP(Model):
 
     def __init__(self, hidden, dropout_ratio):
         super().__init__()
-        self.l1 = Linear(hidden)
-        self.l2 = Linear(hidden)
-        self.l3 = Linear(10)
+        self.l1 = L.Linear(hidden)
+        self.l2 = L.Linear(hidden)
+        self.l3 = L.Linear(10)
         self.dropout_ratio = dropout_ratio
 
     def forward(self, x):
-        h = dropout(relu(self.l1(x)), self.dropout_ratio)
-        h = dropout(relu(self.l2(h)), self.dropout_ratio)
+        h = F.dropout(F.relu(self.l1(x)), self.dropout_ratio)
+        h = F.dropout(F.relu(self.l2(h)), self.dropout_ratio)
         return self.l3(h)
 
 
@@ -57,7 +56,7 @@ def smoothed_cross_entropy(y, t, smoothing):
     n, c = y.shape
     q = np.full((n, c), smoothing / c, dtype=y.dtype)
     q[np.arange(n), t] += 1 - smoothing
-    return -sum_(q * log_softmax(y)) / n
+    return -F.sum(q * F.log_softmax(y)) / n
 
 
 def random_affine(x, rng, rotate=15.0, scale=0.1, shear=0.1, shift=1.0, side=8):
@@ -124,7 +123,7 @@ def main(argv=None):
             optimizer.update()
             total += float(loss.data) * len(t)
         with test_mode(), no_grad():
-            acc = float(accuracy(model(test_set.data), test_set.label).data)
+            acc = float(F.accuracy(model(test_set.data), test_set.label).data)
         history['train_loss'].append(total / len(train_set))
         history['test_acc'].append(acc)
         if epoch % 10 == 0 or epoch == args.epochs:

@@ -21,10 +21,10 @@ import time
 
 import numpy as np
 
+import dezero_kr.functions as F
 from dezero_kr import DataLoader, no_grad
 from dezero_kr.datasets import MNIST
 from dezero_kr.download import DownloadError, cache_dir
-from dezero_kr.functions_nn import accuracy, relu, softmax_cross_entropy
 from dezero_kr.models import MLP
 from dezero_kr.optimizers import Adam
 from dezero_kr.plot import plot_curves, plot_digits_grid
@@ -58,7 +58,7 @@ def evaluate(model, dataset, batch_size=1000):
     with no_grad():
         for i in range(0, len(dataset), batch_size):
             x, t = dataset[i:i + batch_size]
-            correct += float(accuracy(model(as_input(x)), t).data) * len(t)
+            correct += float(F.accuracy(model(as_input(x)), t).data) * len(t)
     return correct / len(dataset)
 
 
@@ -83,13 +83,13 @@ def main(argv=None):
 
     np.random.seed(args.seed)
     loader = DataLoader(train_set, batch_size=args.batch_size, seed=args.seed)
-    model = MLP((args.hidden, 10), activation=relu)
+    model = MLP((args.hidden, 10), activation=F.relu)
     optimizer = Adam(alpha=0.001).setup(model)
     history = {'train_loss': [], 'test_acc': []}
     for epoch in range(1, args.epochs + 1):
         total = 0.0
         for x, t in _util.epoch_bar(args, loader, epoch):
-            loss = softmax_cross_entropy(model(as_input(x)), t)
+            loss = F.softmax_cross_entropy(model(as_input(x)), t)
             model.cleargrads()
             loss.backward()
             optimizer.update()

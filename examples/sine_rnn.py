@@ -28,12 +28,12 @@ import time
 
 import numpy as np
 
+import dezero_kr.functions as F
+import dezero_kr.layers as L
 from dezero_kr import SeqDataLoader, no_grad
 from dezero_kr.datasets import SinCurve
 from dezero_kr.download import atomic_write
-from dezero_kr.functions_nn import mean_squared_error
 from dezero_kr.grad_clip import clip_grad_norm
-from dezero_kr.layers import LSTM, RNN, Linear
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam
 
@@ -45,8 +45,8 @@ class SequenceRegressor(Model):
 
     def __init__(self, cell, hidden):
         super().__init__()
-        self.rnn = LSTM(hidden) if cell == 'lstm' else RNN(hidden)
-        self.fc = Linear(1)
+        self.rnn = L.LSTM(hidden) if cell == 'lstm' else L.RNN(hidden)
+        self.fc = L.Linear(1)
 
     def reset_state(self):
         self.rnn.reset_state()
@@ -118,7 +118,7 @@ def main(argv=None):
         loss, count, total = 0, 0, 0.0
         norms = []
         for x, t in _util.epoch_bar(args, loader, epoch):
-            loss += mean_squared_error(model(x), t)
+            loss += F.mean_squared_error(model(x), t)
             count += 1
             if count % args.bptt == 0 or count == loader.max_iter:
                 model.cleargrads()

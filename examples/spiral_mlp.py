@@ -13,9 +13,9 @@ import time
 
 import numpy as np
 
+import dezero_kr.functions as F
 from dezero_kr import DataLoader, no_grad
 from dezero_kr.datasets import Spiral
-from dezero_kr.functions_nn import accuracy, relu, softmax_cross_entropy
 from dezero_kr.models import MLP
 from dezero_kr.optimizers import Adam
 from dezero_kr.plot import plot_curves, plot_decision_boundary
@@ -26,8 +26,8 @@ import _util
 def evaluate(model, dataset):
     with no_grad():
         y = model(dataset.data)
-        return (float(softmax_cross_entropy(y, dataset.label).data),
-                float(accuracy(y, dataset.label).data))
+        return (float(F.softmax_cross_entropy(y, dataset.label).data),
+                float(F.accuracy(y, dataset.label).data))
 
 
 def main(argv=None):
@@ -40,13 +40,13 @@ def main(argv=None):
     np.random.seed(args.seed)  # initial weights
     train_set, test_set = Spiral(train=True), Spiral(train=False)
     loader = DataLoader(train_set, batch_size=30, seed=args.seed)
-    model = MLP((args.hidden, 3), activation=relu)
+    model = MLP((args.hidden, 3), activation=F.relu)
     optimizer = Adam(alpha=args.lr).setup(model)
 
     history = {'train_loss': [], 'test_loss': [], 'train_acc': [], 'test_acc': []}
     for epoch in range(1, args.epochs + 1):
         for x, t in _util.epoch_bar(args, loader, epoch):
-            loss = softmax_cross_entropy(model(x), t)
+            loss = F.softmax_cross_entropy(model(x), t)
             model.cleargrads()
             loss.backward()
             optimizer.update()
