@@ -11,8 +11,8 @@ folder is first on ``sys.path`` and ``import _util`` finds this file.
 * ``save_plot(args, draw, name, ...)``: with ``--plot DIR``, draw a picture
   with a ``dezero_kr.plot`` function into ``DIR/name``; without matplotlib say
   how to get it and go on (an example never fails for a missing picture).
-* ``result(name, value)``: the final metric line, ``결과 (result): name = value``,
-  which the tests read.  ``elapsed(start)``: the time line.
+* ``report(name, value, start)``: the final metric line, ``결과 (result): name =
+  value``, which the tests read, and the time line.
 """
 import argparse
 import os
@@ -64,9 +64,7 @@ def save_plot(args, draw, name, *draw_args, **draw_kwargs):
     return path
 
 
-def result(name, value, digits=4):
+def report(name, value, start, digits=4):
+    """The last two lines: the final metric and the seconds since ``start`` (``time.perf_counter()``)."""
     print(f'{RESULT_PREFIX} {name} = {value:.{digits}f}')
-
-
-def elapsed(start):
     print(f'시간 (time): {time.perf_counter() - start:.1f} s')

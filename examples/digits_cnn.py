@@ -22,14 +22,14 @@ import numpy as np
 
 import dezero_kr.functions as F
 import dezero_kr.layers as L
-from dezero_kr import DataLoader, no_grad, test_mode
+from dezero_kr import DataLoader
 from dezero_kr.datasets import Digits
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam, WarmupCosine
 from dezero_kr.plot import plot_curves, plot_image_grid
 
 import _util
-from digits_mlp import random_affine, smoothed_cross_entropy
+from digits_mlp import random_affine, train
 
 
 class DigitsCNN(Model):
@@ -69,30 +69,16 @@ def main(argv=None):
                                     total_steps=total_steps))
     print(f'Digits as images: train {train_set.data.shape}, test {test_set.data.shape}')
 
-    history = {'train_loss': [], 'test_acc': []}
-    for epoch in range(1, args.epochs + 1):
-        total = 0.0
-        for x, t in _util.epoch_bar(args, loader, epoch):
-            if augment:
-                x = random_affine(x.reshape(len(x), 64), rng).reshape(x.shape)
-            loss = smoothed_cross_entropy(model(x), t, smoothing)
-            model.cleargrads()
-            loss.backward()
-            optimizer.update()
-            total += float(loss.data) * len(t)
-        with test_mode(), no_grad():
-            acc = float(F.accuracy(model(test_set.data), test_set.label).data)
-        history['train_loss'].append(total / len(train_set))
-        history['test_acc'].append(acc)
-        if epoch % 5 == 0 or epoch == args.epochs:
-            print(f'epoch {epoch:3d}  train loss {history["train_loss"][-1]:.4f}  test acc {acc:.4f}')
+    def distort(x):  # the MLP's distortions work on flat (B, 64) images
+        return random_affine(x.reshape(len(x), 64), rng).reshape(x.shape) if augment else x
+
+    history = train(args, model, optimizer, loader, test_set, distort, smoothing, log_every=5)
 
     n_weights = sum(param.data.size for param in model.params())
     print(f'가중치 수 / number of weights: {n_weights}')
     _util.save_plot(args, plot_curves, 'digits_cnn_curves.png', history, title='digits CNN')
     _util.save_plot(args, plot_image_grid, 'digits_cnn_filters.png', model.conv1.W.data, ncols=8)
-    _util.result('test_accuracy', history['test_acc'][-1])
-    _util.elapsed(start)
+    _util.report('test_accuracy', history['test_acc'][-1], start)
     return 0
 
 

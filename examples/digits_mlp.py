@@ -88,6 +88,26 @@ def random_affine(x, rng, rotate=15.0, scale=0.1, shear=0.1, shift=1.0, side=8):
     return out.reshape(n, side * side)
 
 
+def train(args, model, optimizer, loader, test_set, distort, smoothing, log_every):
+    """Train ``args.epochs`` epochs on ``distort(x)`` of each batch; returns the history."""
+    history = {'train_loss': [], 'test_acc': []}
+    for epoch in range(1, args.epochs + 1):
+        total = 0.0
+        for x, t in _util.epoch_bar(args, loader, epoch):
+            loss = smoothed_cross_entropy(model(distort(x)), t, smoothing)
+            model.cleargrads()
+            loss.backward()
+            optimizer.update()
+            total += float(loss.data) * len(t)
+        with test_mode(), no_grad():  # dropout off
+            acc = float(F.accuracy(model(test_set.data), test_set.label).data)
+        history['train_loss'].append(total / loader.data_size)
+        history['test_acc'].append(acc)
+        if epoch % log_every == 0 or epoch == args.epochs:
+            print(f'epoch {epoch:3d}  train loss {history["train_loss"][-1]:.4f}  test acc {acc:.4f}')
+    return history
+
+
 def main(argv=None):
     p = _util.parser(__doc__, epochs=60)
     p.add_argument('--hidden', type=int, default=512, help='units per hidden layer (default 512)')
@@ -109,25 +129,14 @@ def main(argv=None):
     print(f'Digits: {len(train_set)} train / {len(test_set)} test images, MLP 64-{args.hidden}-'
           f'{args.hidden}-10, {"plain" if args.plain else "augment + smoothing + noise + dropout"}')
 
-    history = {'train_loss': [], 'test_acc': []}
-    for epoch in range(1, args.epochs + 1):
-        total = 0.0
-        for x, t in _util.epoch_bar(args, loader, epoch):
-            if augment:
-                x = random_affine(x, rng)
-            if noise:
-                x = x + rng.normal(0, noise, x.shape).astype(x.dtype)
-            loss = smoothed_cross_entropy(model(x), t, smoothing)
-            model.cleargrads()
-            loss.backward()
-            optimizer.update()
-            total += float(loss.data) * len(t)
-        with test_mode(), no_grad():
-            acc = float(F.accuracy(model(test_set.data), test_set.label).data)
-        history['train_loss'].append(total / len(train_set))
-        history['test_acc'].append(acc)
-        if epoch % 10 == 0 or epoch == args.epochs:
-            print(f'epoch {epoch:3d}  train loss {history["train_loss"][-1]:.4f}  test acc {acc:.4f}')
+    def distort(x):
+        if augment:
+            x = random_affine(x, rng)
+        if noise:
+            x = x + rng.normal(0, noise, x.shape).astype(x.dtype)
+        return x
+
+    history = train(args, model, optimizer, loader, test_set, distort, smoothing, log_every=10)
 
     with test_mode(), no_grad():
         predicted = model(test_set.data).data.argmax(axis=1)
@@ -137,8 +146,7 @@ def main(argv=None):
     if len(wrong):
         _util.save_plot(args, plot_digits_grid, 'digits_mlp_errors.png', test_set.data[wrong],
                         labels=[f'{test_set.label[i]}>{predicted[i]}' for i in wrong])
-    _util.result('test_accuracy', history['test_acc'][-1])
-    _util.elapsed(start)
+    _util.report('test_accuracy', history['test_acc'][-1], start)
     return 0
 
 

@@ -105,8 +105,7 @@ def main(argv=None):
         predicted = model(as_input(first)).data.argmax(axis=1)
     _util.save_plot(args, plot_digits_grid, 'mnist_samples.png', first,
                     labels=[f'{p}' for p in predicted])
-    _util.result('test_accuracy', history['test_acc'][-1])
-    _util.elapsed(start)
+    _util.report('test_accuracy', history['test_acc'][-1], start)
     return 0
 
 

@@ -144,8 +144,7 @@ def main(argv=None):
     print(f'비교 / baseline: "x_(t+1) = x_t" MSE {repeat_mse:.6f} (the step is tiny, so copying wins)')
     _util.save_plot(args, plot_results, f'sine_{args.cell}.png', test_set.label[:, 0], prediction,
                     history, args.max_norm)
-    _util.result('test_mse', test_mse, digits=6)
-    _util.elapsed(start)
+    _util.report('test_mse', test_mse, start, digits=6)
     return 0
 
 

@@ -62,8 +62,7 @@ def main(argv=None):
                     lambda points: model(points), test_set.data, test_set.label,
                     title='spiral: decision boundary (test points)')
     _util.save_plot(args, plot_curves, 'spiral_curves.png', history, title='spiral MLP')
-    _util.result('test_accuracy', history['test_acc'][-1])
-    _util.elapsed(start)
+    _util.report('test_accuracy', history['test_acc'][-1], start)
     return 0
 
 
