@@ -209,7 +209,7 @@ def _manual_help(name, target, urls, sha256, failures, stale):
     return '\n'.join(lines)
 
 
-def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeout=30.0):
+def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeout=None):
     """Return the local path of ``url``'s file, downloading it into the cache first if needed.
 
     Args:
@@ -221,7 +221,9 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
             (digest unknown), any existing file is trusted, as in DeZero.
         mirrors: further full URLs for the same file, tried in order after ``url``.
         progress: draw a download bar on standard error.
-        timeout: seconds to wait on a stalled connection.
+        timeout: seconds to wait on a stalled connection; None reads
+            ``$DEZERO_KR_TIMEOUT`` (default 30), so datasets that call
+            ``get_file`` for you can be told to give up sooner.
 
     Returns:
         str: absolute path of the verified file in ``cache_dir()``.
@@ -231,6 +233,8 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
         DownloadError: no URL worked (offline, 404, ...).  The message lists
             each URL with its error and where to put the file by hand.
     """
+    if timeout is None:
+        timeout = float(os.environ.get('DEZERO_KR_TIMEOUT', '30'))
     name = file_name if file_name is not None else _file_name_from_url(url)
     if not name or os.path.basename(name) != name or name in ('.', '..'):
         raise ValueError(f'file_name must be a plain file name, not {name!r}')

@@ -176,8 +176,11 @@ class TextProgress:
     def set_description(self, desc=None):
         self.desc = desc
 
-    def set_postfix(self, ordered_dict=None, **values):
-        """Show ``key=value`` pairs after the bar, e.g. ``set_postfix(loss=0.25)``."""
+    def set_postfix(self, ordered_dict=None, refresh=True, **values):
+        """Show ``key=value`` pairs after the bar, e.g. ``set_postfix(loss=0.25)``.
+
+        ``refresh`` is accepted as in tqdm (this bar redraws on its own schedule).
+        """
         items = dict(ordered_dict or {}, **values)
         parts = []
         for key, value in items.items():

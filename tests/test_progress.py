@@ -98,3 +98,11 @@ def test_tqdm_is_used_when_installed():
     assert isinstance(bar, tqdm.tqdm)
     assert list(bar) == [0, 1, 2, 3]
     assert 'epoch 2' in out.getvalue() and '4/4' in out.getvalue()
+
+
+def test_set_postfix_accepts_tqdms_refresh_keyword():
+    import io
+    from dezero_kr.progress import TextProgress
+    bar = TextProgress(range(3), file=io.StringIO())
+    bar.set_postfix(loss=0.5, refresh=False)
+    assert bar.postfix == 'loss=0.5'
