@@ -630,7 +630,7 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
                     gx = _check_grad(gx, x, f'{type(f).__name__}.backward: the gradient for its '
                                             f'input #{inputs.index(x)}')
                 g = grads.get(x)
-                grads[x] = gx if g is None else g + gx
+                grads[x] = gx if g is None else _sum_grads(g, gx)
                 c = x.creator
                 if c is not None and c not in seen:
                     seen.add(c)
@@ -646,10 +646,10 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
             if capture is not None:
                 capture[x] = g
                 continue
-            if id(g) in stored:  # two leaves got one object (y = a + b): own a copy each
+            if id(g.data) in stored:  # two leaves got one array (y = a + b): own a copy each
                 g = Variable(g.data.copy())
-            stored.add(id(g))
-            x.grad = g if x.grad is None else x.grad + g
+            stored.add(id(g.data))
+            x.grad = g if x.grad is None else _sum_grads(x.grad, g)
     finally:
         Config.enable_backprop = old_enable_backprop
 
@@ -707,11 +707,38 @@ def _scalar_or_array(c):
                     f'numpy.ndarray or Python scalar')
 
 
-def _unbroadcast(g, x):
-    """Sum gradient ``g`` down to the shape of input Variable ``x``."""
-    if g.data.shape != x.data.shape:
-        return sum_to(g, x.data.shape)
-    return g
+# --- helpers for backward rules --------------------------------------------
+# A first-order backward (create_graph=False, so nothing is recorded) need not
+# build a Function object per operation: ``operands`` hands a backward rule
+# the Variables while a graph is recorded and their raw arrays otherwise, and
+# the same formula (written with + - * / ** @) runs on either.  ``as_grad``
+# turns the result back into the gradient Variable of an input.
+def operands(*vs):
+    """``vs`` (Variables) while a graph is recorded, else their ``.data`` arrays."""
+    if Config.enable_backprop:
+        return vs
+    if len(vs) == 1:
+        return (vs[0].data,)
+    return tuple([v.data for v in vs])
+
+
+def as_grad(g, x):
+    """A backward result ``g`` (Variable, or an array on the plain path) as the
+    gradient of input ``x``: summed over broadcast axes to ``x``'s shape."""
+    if isinstance(g, Variable):
+        return sum_to(g, x.data.shape) if g.data.shape != x.data.shape else g
+    if g.__class__ is not np.ndarray:
+        g = as_array(g)  # a NumPy scalar from a 0-d operation (or a CuPy array)
+    if g.shape != x.data.shape:
+        g = _sum_to_array(g, x.data.shape)
+    return Variable(g)
+
+
+def _sum_grads(a, b):
+    """``a + b`` for two gradient Variables; plain arrays unless a graph is recorded."""
+    if Config.enable_backprop:
+        return a + b
+    return Variable(as_array(a.data + b.data))
 
 
 def _bcast_tangent(t, y):
@@ -739,7 +766,8 @@ class Add(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        return _unbroadcast(gy, x0), _unbroadcast(gy, x1)
+        g, = operands(gy)
+        return as_grad(g, x0), as_grad(g, x1)
 
     def jvp(self, dx0, dx1):
         y = self.outputs[0]()
@@ -757,7 +785,7 @@ class AddConstant(Function):
         return x + self.c
 
     def backward(self, gy):
-        return _unbroadcast(gy, self.inputs[0])
+        return as_grad(operands(gy)[0], self.inputs[0])
 
     def jvp(self, dx):
         return _bcast_tangent(dx, self.outputs[0]())
@@ -772,7 +800,8 @@ class Sub(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        return _unbroadcast(gy, x0), _unbroadcast(-gy, x1)
+        g, = operands(gy)
+        return as_grad(g, x0), as_grad(-g, x1)
 
     def jvp(self, dx0, dx1):
         return _bcast_tangent(add_tangents(dx0, None if dx1 is None else -dx1),
@@ -790,7 +819,7 @@ class SubConstant(Function):
         return x - self.c
 
     def backward(self, gy):
-        return _unbroadcast(gy, self.inputs[0])
+        return as_grad(operands(gy)[0], self.inputs[0])
 
     def jvp(self, dx):
         return _bcast_tangent(dx, self.outputs[0]())
@@ -807,7 +836,7 @@ class RSubConstant(Function):
         return self.c - x
 
     def backward(self, gy):
-        return _unbroadcast(-gy, self.inputs[0])
+        return as_grad(-operands(gy)[0], self.inputs[0])
 
     def jvp(self, dx):
         return _bcast_tangent(-dx, self.outputs[0]())
@@ -822,7 +851,8 @@ class Mul(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        return _unbroadcast(gy * x1, x0), _unbroadcast(gy * x0, x1)
+        g, a0, a1 = operands(gy, x0, x1)
+        return as_grad(g * a1, x0), as_grad(g * a0, x1)
 
     def jvp(self, dx0, dx1):
         x0, x1 = self.inputs
@@ -842,7 +872,7 @@ class MulConstant(Function):
         return x * self.c
 
     def backward(self, gy):
-        return _unbroadcast(gy * self.c, self.inputs[0])
+        return as_grad(operands(gy)[0] * self.c, self.inputs[0])
 
     def jvp(self, dx):
         return _bcast_tangent(dx * self.c, self.outputs[0]())
@@ -856,7 +886,7 @@ class Neg(Function):
         return -x
 
     def backward(self, gy):
-        return -gy
+        return as_grad(-operands(gy)[0], self.inputs[0])
 
     def jvp(self, dx):
         return -dx
@@ -871,9 +901,10 @@ class Div(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        gx0 = gy / x1
-        gx1 = gx0 * (-x0 / x1)
-        return _unbroadcast(gx0, x0), _unbroadcast(gx1, x1)
+        g, a0, a1 = operands(gy, x0, x1)
+        gx0 = g / a1
+        gx1 = gx0 * (-a0 / a1)
+        return as_grad(gx0, x0), as_grad(gx1, x1)
 
     def jvp(self, dx0, dx1):
         x0, x1 = self.inputs
@@ -893,7 +924,7 @@ class DivConstant(Function):
         return x / self.c
 
     def backward(self, gy):
-        return _unbroadcast(gy / self.c, self.inputs[0])
+        return as_grad(operands(gy)[0] / self.c, self.inputs[0])
 
     def jvp(self, dx):
         return _bcast_tangent(dx / self.c, self.outputs[0]())
@@ -911,8 +942,8 @@ class RDivConstant(Function):
 
     def backward(self, gy):
         x = self.inputs[0]
-        y = self.outputs[0]()
-        return _unbroadcast(-gy * y / x, x)
+        g, a, y = operands(gy, x, self.outputs[0]())
+        return as_grad(-g * y / a, x)
 
     def jvp(self, dx):
         x = self.inputs[0]
@@ -933,7 +964,8 @@ class Pow(Function):
     def backward(self, gy):
         x = self.inputs[0]
         c = self.c
-        return _unbroadcast(gy * (c * x ** (c - 1)), x)
+        g, a = operands(gy, x)
+        return as_grad(g * (c * a ** (c - 1)), x)
 
     def jvp(self, dx):
         x = self.inputs[0]
@@ -955,7 +987,7 @@ class RPow(Function):
         y = self.outputs[0]()
         xp = cuda.get_array_module(y.data)
         log_c = xp.log(xp.asarray(self.c, dtype=y.data.dtype))
-        return _unbroadcast(gy * y * log_c, self.inputs[0])
+        return as_grad(gy * y * log_c, self.inputs[0])
 
     def jvp(self, dx):
         y = self.outputs[0]()
@@ -976,7 +1008,7 @@ class PowVariable(Function):
         y = self.outputs[0]()
         gx = gy * e * x ** (e - 1)
         ge = gy * y * _log(x)
-        return _unbroadcast(gx, x), _unbroadcast(ge, e)
+        return as_grad(gx, x), as_grad(ge, e)
 
     def jvp(self, dx, de):
         x, e = self.inputs
@@ -1257,9 +1289,9 @@ class MatMul(Function):
             gy = reshape(gy, batch + (x2.shape[-2], W2.shape[-1]))
         gx = gW = None
         if x.requires_grad:
-            gx = reshape(_unbroadcast(matmul(gy, _swap_last(W2)), x2), x.shape)
+            gx = reshape(as_grad(matmul(gy, _swap_last(W2)), x2), x.shape)
         if W.requires_grad:
-            gW = reshape(_unbroadcast(matmul(_swap_last(x2), gy), W2), W.shape)
+            gW = reshape(as_grad(matmul(_swap_last(x2), gy), W2), W.shape)
         return gx, gW
 
     def jvp(self, dx, dW):

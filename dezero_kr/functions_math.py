@@ -11,8 +11,8 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import sum_to as sum_to_array
-from dezero_kr.core import (Config, Constant, Function, Variable, add_tangents, as_variable, broadcast_to,
-                            get_item, matmul, reshape, sum, sum_to, transpose)
+from dezero_kr.core import (Config, Constant, Function, Variable, add_tangents, as_grad, as_variable,
+                            broadcast_to, get_item, matmul, operands, reshape, sum, sum_to, transpose)
 
 
 def _xp(x):
@@ -30,7 +30,10 @@ class Sin(Function):
         return _xp(x).sin(x)
 
     def backward(self, gy):
-        return gy * cos(self.inputs[0])
+        x = self.inputs[0]
+        if Config.enable_backprop:
+            return gy * cos(x)
+        return as_grad(gy.data * _xp(x.data).cos(x.data), x)  # the same formula on arrays
 
     def jvp(self, dx):
         return dx * cos(self.inputs[0])
@@ -48,7 +51,10 @@ class Cos(Function):
         return _xp(x).cos(x)
 
     def backward(self, gy):
-        return gy * -sin(self.inputs[0])
+        x = self.inputs[0]
+        if Config.enable_backprop:
+            return gy * -sin(x)
+        return as_grad(gy.data * -_xp(x.data).sin(x.data), x)  # the same formula on arrays
 
     def jvp(self, dx):
         return dx * -sin(self.inputs[0])
@@ -66,8 +72,8 @@ class Tan(Function):
         return _xp(x).tan(x)
 
     def backward(self, gy):
-        y = self.outputs[0]()
-        return gy * (1 + y * y)
+        g, y = operands(gy, self.outputs[0]())
+        return as_grad(g * (1 + y * y), self.inputs[0])
 
     def jvp(self, dx):
         y = self.outputs[0]()
@@ -86,8 +92,8 @@ class Tanh(Function):
         return _xp(x).tanh(x)
 
     def backward(self, gy):
-        y = self.outputs[0]()
-        return gy * (1 - y * y)
+        g, y = operands(gy, self.outputs[0]())
+        return as_grad(g * (1 - y * y), self.inputs[0])
 
     def jvp(self, dx):
         y = self.outputs[0]()
@@ -106,7 +112,8 @@ class Exp(Function):
         return _xp(x).exp(x)
 
     def backward(self, gy):
-        return gy * self.outputs[0]()
+        g, y = operands(gy, self.outputs[0]())
+        return as_grad(g * y, self.inputs[0])
 
     def jvp(self, dx):
         return dx * self.outputs[0]()
@@ -124,7 +131,8 @@ class Log(Function):
         return _xp(x).log(x)
 
     def backward(self, gy):
-        return gy / self.inputs[0]
+        g, x = operands(gy, self.inputs[0])
+        return as_grad(g / x, self.inputs[0])
 
     def jvp(self, dx):
         return dx / self.inputs[0]
@@ -142,7 +150,8 @@ class Sqrt(Function):
         return _xp(x).sqrt(x)
 
     def backward(self, gy):
-        return gy / (2 * self.outputs[0]())
+        g, y = operands(gy, self.outputs[0]())
+        return as_grad(g / (2 * y), self.inputs[0])
 
     def jvp(self, dx):
         return dx / (2 * self.outputs[0]())
@@ -164,7 +173,7 @@ class Abs(Function):
         return _xp(x).sign(x)
 
     def backward(self, gy):
-        return gy * self._sign()
+        return as_grad(operands(gy)[0] * self._sign(), self.inputs[0])
 
     def jvp(self, dx):
         return dx * self._sign()
@@ -190,7 +199,7 @@ class Clip(Function):
         return ((x >= self.x_min) & (x <= self.x_max)).astype(x.dtype)
 
     def backward(self, gy):
-        return gy * self._mask()
+        return as_grad(operands(gy)[0] * self._mask(), self.inputs[0])
 
     def jvp(self, dx):
         return dx * self._mask()
