@@ -127,12 +127,13 @@ def bench_render(sizes, timeout):
             print(f'{kind:>8} {text.count(" [label="):>9,} ' + ' '.join(row))
 
 
-def main():
-    parser = argparse.ArgumentParser(description='graph export benchmark')
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m bench graph_export',
+                                     description='graph export benchmark')
     parser.add_argument('--big', action='store_true', help='also a 1,000,000-node chain')
     parser.add_argument('--no-render', action='store_true', help='skip the renderer timings')
     parser.add_argument('--timeout', type=float, default=60.0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sizes = [5_000, 50_000] + ([500_000] if args.big else [])
     bench_export(sizes)
     if not args.no_render:
