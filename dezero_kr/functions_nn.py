@@ -24,22 +24,13 @@ import warnings
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import (Config, Function, Variable, add_tangents, as_variable, broadcast_to, get_item,
-                            matmul, reshape, sum, sum_to, transpose)
+from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
+                            get_item, matmul, operands, reshape, sum, sum_to, transpose)
 from dezero_kr.functions_math import clip, exp, log, mean, tanh
 
 
 def _xp(x):
     return cuda.get_array_module(x)
-
-
-def _graph_or_array(v):
-    """``v`` itself while a graph is being recorded, else its raw array.
-
-    Formulas written with ``+ - * /`` work on both, so one expression serves
-    the differentiable path (create_graph) and the fast first-order path.
-    """
-    return v if Config.enable_backprop else v.data
 
 
 # =============================================================================
@@ -89,7 +80,7 @@ class _Elementwise(Function):
     __slots__ = ()
 
     def backward(self, gy):
-        return gy * self._slope()
+        return as_grad(operands(gy)[0] * self._slope(), self.inputs[0])
 
     def jvp(self, dx):
         return dx * self._slope()
@@ -107,7 +98,7 @@ class Sigmoid(_Elementwise):
         return y
 
     def _slope(self):
-        y = _graph_or_array(self.outputs[0]())
+        y = operands(self.outputs[0]())[0]
         return y * (1 - y)
 
     def backward(self, gy):
@@ -192,7 +183,7 @@ class GELU(_Elementwise):
         return u
 
     def _slope(self):
-        x = _graph_or_array(self.inputs[0])
+        x = operands(self.inputs[0])[0]
         t = (tanh if Config.enable_backprop else _xp(x).tanh)(_GELU_C * (x + _GELU_A * x * x * x))
         return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
 
@@ -236,7 +227,7 @@ class Softmax(Function):
         return y
 
     def _vjp(self, g):
-        y = _graph_or_array(self.outputs[0]())
+        y = operands(self.outputs[0]())[0]
         yg = y * g
         return yg - y * sum(yg, self.axis, keepdims=True)
 
@@ -372,8 +363,8 @@ class MeanSquaredError(Function):
         return (diff * diff).sum() / _batch_size(diff.shape)
 
     def _diff(self):
-        x0, x1 = self.inputs
-        d = _graph_or_array(x0) - _graph_or_array(x1)
+        a0, a1 = operands(*self.inputs)
+        d = a0 - a1
         return d, 2 / _batch_size(d.shape)
 
     def backward(self, gy):
@@ -497,14 +488,14 @@ class SigmoidCrossEntropy(Function):
     def backward(self, gy):
         x, t = self.inputs
         g = gy * (1 / _batch_size(x.shape))
-        gx = g * (self._p() - _graph_or_array(t)) if x.requires_grad else None
-        gt = g * -_graph_or_array(x) if t.requires_grad else None
+        gx = g * (self._p() - operands(t)[0]) if x.requires_grad else None
+        gt = g * -operands(x)[0] if t.requires_grad else None
         return gx, gt
 
     def jvp(self, dx, dt):
         x, t = self.inputs
-        t0 = None if dx is None else sum(dx * (self._p() - _graph_or_array(t)))
-        t1 = None if dt is None else -sum(dt * _graph_or_array(x))
+        t0 = None if dx is None else sum(dx * (self._p() - operands(t)[0]))
+        t1 = None if dt is None else -sum(dt * operands(x)[0])
         s = add_tangents(t0, t1)
         return None if s is None else s * (1 / _batch_size(x.shape))
 
