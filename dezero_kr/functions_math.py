@@ -10,7 +10,6 @@ re-exports everything.
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.array_utils import sum_to as sum_to_array
 from dezero_kr.core import (Config, Constant, Function, Variable, add_tangents, as_grad, as_variable,
                             broadcast_to, get_item, matmul, operands, reshape, sum, sum_to, transpose)
 
@@ -375,9 +374,10 @@ mean = average
 
 
 class Linear(Function):
-    """y = x @ W + b for x (N, I), W (I, O), b (O,) or absent.
+    """y = x @ W + b for x (N, I) (or (..., I)), W (I, O), b (O,) or absent.
 
-    dL/dx = gy @ W^T, dL/dW = x^T @ gy, dL/db = sum over the batch of gy.
+    dL/dx = gy @ W^T, dL/dW = x^T @ gy (batch axes flattened), dL/db = sum of gy
+    over the batch axes.  The data batch's gradient is skipped (a Constant).
     """
     __slots__ = ()
 
@@ -389,24 +389,19 @@ class Linear(Function):
 
     def backward(self, gy):
         x, W = self.inputs[:2]
-        if not Config.enable_backprop and x.data.ndim == 2:
-            # First-order pass (no graph wanted): the same products on plain arrays,
-            # without creating op objects (the hot path of MLP training).
-            g = gy.data
-            gx = Variable(g @ W.data.T) if x.requires_grad else None
-            gW = Variable(x.data.T @ g) if W.requires_grad else None
-            if len(self.inputs) == 2:
-                return gx, gW
-            b = self.inputs[2]
-            if not b.requires_grad:
-                return gx, gW, None
-            gb = g.sum(axis=0) if b.data.ndim == 1 else sum_to_array(g, b.data.shape)
-            return gx, gW, Variable(gb)
-        gx = matmul(gy, transpose(W)) if x.requires_grad else None  # skip for data batches
-        gW = matmul(transpose(x), gy) if W.requires_grad else None
+        g, a, w = operands(gy, x, W)  # one formula for Variables and plain arrays
+        gx = as_grad(g @ w.T, x) if x.requires_grad else None
+        gW = None
+        if W.requires_grad:
+            if a.ndim != 2:  # (..., I) and (..., O): the rows of all batch axes together
+                a, g2 = a.reshape(-1, a.shape[-1]), g.reshape(-1, g.shape[-1])
+            else:
+                g2 = g
+            gW = as_grad(a.T @ g2, W)
         if len(self.inputs) == 2:
             return gx, gW
-        return gx, gW, sum_to(gy, self.inputs[2].shape)
+        b = self.inputs[2]
+        return gx, gW, as_grad(g, b) if b.requires_grad else None
 
     def jvp(self, dx, dW, db=None):
         x, W = self.inputs[:2]

@@ -155,3 +155,10 @@ def test_linear_skips_the_data_batch_gradient():
     y = F.linear(rng.standard_normal((4, 3)), W, b)
     gx, gW, gb = y.creator.backward(Variable(np.ones((4, 2))))
     assert gx is None and gW.shape == (3, 2) and gb.shape == (2,)
+
+
+def test_linear_with_batch_axes():
+    x, W, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5)), rng.standard_normal(5)
+    np.testing.assert_allclose(F.linear(Variable(x), Variable(W), Variable(b)).data, x @ W + b)
+    check_backward(F.linear, x, W, b)
+    check_double_backward(lambda x, W, b: F.linear(x, W, b) ** 2, x, W, b)
