@@ -18,7 +18,10 @@ Read top to bottom:
 
 Every ``backward`` is written with differentiable operations on Variables, so
 ``backward(create_graph=True)`` records the gradient computation itself and
-higher-order derivatives come for free.  Every ``jvp`` (forward mode, see
+higher-order derivatives come for free.  When nothing is recorded (a plain
+``backward()``), the hot rules run the very same formula on the raw arrays
+(``operands`` / ``as_grad``), which skips a Function object per operation.
+Every ``jvp`` (forward mode, see
 ``dezero_kr.autograd``) receives one tangent per input (``None`` = zero) and
 returns one tangent per output, written with the same operations.
 """
