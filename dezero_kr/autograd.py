@@ -396,8 +396,18 @@ def _shapes(vs):
     return '[' + ', '.join(str(v.data.shape) for v in vs) + ']'
 
 
-def _where(f):
-    summary = getattr(f, 'created_at', None)
+# Where each op was created, recorded only under detect_anomaly().  Keyed weakly
+# by the op's first output Variable (a Function has no weakref slot, and a slot
+# on every Function would cost every graph 16 bytes per node), so an entry goes
+# away with its graph.
+_creation_sites = weakref.WeakKeyDictionary()
+
+
+def _where(f, first_output=None):
+    if first_output is None:
+        outputs = getattr(f, 'outputs', None)
+        first_output = outputs[0]() if outputs else None
+    summary = _creation_sites.get(first_output) if first_output is not None else None
     if summary is None:
         return (f'{type(f).__name__} was created outside detect_anomaly(), so where is not '
                 f'recorded.')
@@ -427,12 +437,12 @@ class _AnomalyDetector:
         self.check_nan = check_nan
 
     def on_forward(self, f, inputs, outputs):
-        f.created_at = _user_frames()
+        _creation_sites[outputs[0]] = _user_frames()
         if not self.check_nan:
             return
         for i, y in enumerate(outputs):
             if not _finite(y.data):
-                raise AnomalyError(_forward_report(f, inputs, i, y))
+                raise AnomalyError(_forward_report(f, inputs, outputs, i))
 
     def on_backward(self, f, gys, gxs):
         if not self.check_nan:
@@ -444,7 +454,8 @@ class _AnomalyDetector:
                     raise AnomalyError(_backward_report(f, gys, i, data))
 
 
-def _forward_report(f, inputs, i, y):
+def _forward_report(f, inputs, outputs, i):
+    y = outputs[i]
     bad = _bad_values(y.data)
     owner, rule = _enclosing_rule()
     if owner is not None:
@@ -456,7 +467,7 @@ def _forward_report(f, inputs, i, y):
             f'(shape {y.shape}) from input shapes {_shapes(inputs)}.')
     if not all(_finite(x.data) for x in inputs):
         head += ' Its inputs already held NaN/inf: they came from outside the recorded ops.'
-    return head + '\n' + _where(f)
+    return head + '\n' + _where(f, outputs[0])
 
 
 def _backward_report(f, gys, i, data):
@@ -473,7 +484,7 @@ def detect_anomaly(check_nan=True):
     ``AnomalyError`` at the first op whose forward output or backward gradient holds NaN/inf.
 
     The error names the Function, its input shapes and the user's lines that
-    created it (``f.created_at``, frames inside dezero_kr skipped).  A NaN made
+    created it (frames inside dezero_kr skipped).  A NaN made
     inside a backward rule is reported as that rule's.  Slow (every op is
     checked): for debugging only.  Outside the block nothing is recorded.
     """

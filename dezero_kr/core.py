@@ -476,7 +476,7 @@ class Function:
     ``outputs`` (tuple of weak references), ``generation`` (max input
     generation).  Hyper-parameters go to ``__init__`` (``Sum(axis, keepdims)``).
     """
-    __slots__ = ('inputs', 'outputs', 'generation', 'output_specs', 'created_at')
+    __slots__ = ('inputs', 'outputs', 'generation', 'output_specs')
 
     def __call__(self, *inputs):
         # The hot path of the whole library: unrolled for the common one- and
