@@ -14,6 +14,7 @@
 * save_plot(그리기 함수, ..., to_file=...): dezero_kr.plot의 함수(학습 곡선, 결정 경계 ...)로 그림을
   현재 폴더에 쓴다. matplotlib이 없으면 알리고 넘어간다(설치: pip install matplotlib).
 * save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
+* save_figure(draw, to_file): draw(ax)가 그린 matplotlib 그림 하나를 작은 PNG로 쓴다(한글 글꼴 포함).
 """
 import os
 import sys
@@ -80,4 +81,26 @@ def save_lines(xs, curves, to_file):
     ax.set_xlabel('x')
     ax.legend(loc='lower right')
     fig.savefig(to_file)
+    print(f'[그림 저장] {to_file}', file=sys.stderr)
+
+
+def save_figure(draw, to_file, figsize=(6, 4)):
+    """draw(ax)로 그린 그림을 to_file에 dpi 100으로 쓴다. matplotlib이 없으면 알리고 넘어간다.
+
+    한글 라벨이 네모로 깨지지 않도록 나눔고딕을 먼저 찾고(없으면 DejaVu Sans), 수식 글꼴은 그대로 둔다.
+    """
+    try:
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
+        return
+    fonts = {'font.family': ['NanumGothic', 'DejaVu Sans'], 'axes.unicode_minus': False}
+    with matplotlib.rc_context(fonts):
+        fig = Figure(figsize=figsize)
+        FigureCanvasAgg(fig)  # 창을 띄우지 않고 파일로만 그린다
+        draw(fig.add_subplot(1, 1, 1))
+        fig.tight_layout()
+        fig.savefig(to_file, dpi=100)
     print(f'[그림 저장] {to_file}', file=sys.stderr)

@@ -12,15 +12,23 @@
 (1, 1)에서의 정답: sphere 기울기 (2, 2), matyas 기울기 (0.04, 0.04),
 goldstein 값 1876과 기울기 (-5376, 8064). goldstein의 최솟값은 (0, -1)에서 3이다.
 
+같은 세 함수는 22단계에서 직접 만든 Variable로도 그대로 계산된다(연산자만 쓰니까). 마지막 표는
+직접 만든 프레임워크와 dezero_kr가 같은 값과 기울기를 내는지 확인한다. 정답이 정수로 알려진
+goldstein (1, 1)의 값 1876과 기울기 (-5376, 8064)는 정확히 같은지 assert로 확인한다.
+
 출력에서 볼 것
 * 역전파 기울기와 중앙 차분(수치 미분) 기울기가 소수 셋째 자리까지 같다. 수치 미분은 뺄셈의
   자릿수 손실 때문에 값이 클수록(goldstein) 끝자리가 어긋난다. 역전파는 정확한 정수를 낸다.
 * goldstein의 최솟점 (0, -1)에서는 기울기가 (0, 0)이다.
+* 22단계의 Variable(기울기가 ndarray)로 구한 값·기울기가 dezero_kr와 같다.
 """
 import numpy as np
 
 from dezero_kr import Variable
 from dezero_kr.utils import numerical_grad
+
+import step22
+from _common import ljust
 
 
 def sphere(x, y):
@@ -45,6 +53,14 @@ def grads_by_backprop(f, x0, y0):
     return float(z.data), float(x.grad.data), float(y.grad.data)
 
 
+def grads_by_my_framework(f, x0, y0):
+    """같은 값과 기울기를 22단계에서 직접 만든 Variable로. 그 기울기는 ndarray다."""
+    x, y = step22.Variable(np.array(x0)), step22.Variable(np.array(y0))
+    z = f(x, y)
+    z.backward()
+    return float(z.data), float(x.grad), float(y.grad)
+
+
 def grads_by_difference(f, x0, y0):
     """같은 기울기를 중앙 차분으로: 한 변수씩 흔들고 다른 변수는 상수로 고정한다."""
     dx = numerical_grad(lambda x: f(x, y0), np.array(x0))
@@ -53,10 +69,21 @@ def grads_by_difference(f, x0, y0):
 
 
 if __name__ == '__main__':
-    print(f'{"함수":<10}{"점":<12}{"값":>12}  {"역전파 (dx, dy)":<30}수치 미분 (dx, dy)')
+    print(ljust('함수', 10) + ljust('점', 12) + ljust('값', 10) + '  '
+          + ljust('역전파 (dx, dy)', 24) + '수치 미분 (dx, dy)')
     for f, point in [(sphere, (1.0, 1.0)), (matyas, (1.0, 1.0)),
                      (goldstein, (1.0, 1.0)), (goldstein, (0.0, -1.0))]:
         value, dx, dy = grads_by_backprop(f, *point)
         ndx, ndy = grads_by_difference(f, *point)
-        backprop = f'({dx:.6f}, {dy:.6f})'
-        print(f'{f.__name__:<10}{str(point):<12}{value:>12.6f}  {backprop:<30}({ndx:.3f}, {ndy:.3f})')
+        backprop = f'({dx:.3f}, {dy:.3f})'
+        print(f'{f.__name__:<10}{str(point):<12}{value:>10.3f}  '
+              f'{backprop:<24}({ndx:.3f}, {ndy:.3f})')
+
+    assert grads_by_backprop(goldstein, 1.0, 1.0) == (1876.0, -5376.0, 8064.0)
+    print('\n22단계의 Variable로 같은 계산 (값, dx, dy가 dezero_kr와 같은가):')
+    for f, point in [(sphere, (1.0, 1.0)), (matyas, (1.0, 1.0)),
+                     (goldstein, (1.0, 1.0)), (goldstein, (0.0, -1.0))]:
+        mine = grads_by_my_framework(f, *point)
+        np.testing.assert_allclose(mine, grads_by_backprop(f, *point), rtol=1e-14)
+        print(f'  {f.__name__:<10}{str(point):<12}({mine[0]:.3f}, {mine[1]:.3f}, '
+              f'{mine[2]:.3f})  같다')

@@ -17,8 +17,9 @@ dezero_kr는 변수를 주황색 타원, 함수를 하늘색 상자로 그린다
 * graphviz-pure:   pip install graphviz-pure (dezero_kr를 pip로 설치하면 함께 설치된다)
 명령줄에서는 `dot -Tpng sample.dot -o sample.png` 로 그린다 (-T 뒤가 그림 형식: png, svg, ...).
 
-이 스크립트는 손으로 적은 DOT을 현재 폴더의 sample.dot에 쓰고, 렌더러가 있으면 sample.png로
-그린다. 그림 파일을 썼는지는 표준 오류로 알린다(표준 출력은 어느 컴퓨터에서나 같게).
+이 스크립트는 손으로 적은 DOT을 현재 폴더의 step25_sample.dot에 쓰고, 렌더러가 있으면
+step25_sample.png로 그린다. 그림 파일을 썼는지는 표준 오류로 알린다(표준 출력은 어느
+컴퓨터에서나 같게).
 
 출력에서 볼 것
 * y = exp(x) * a 를 손으로 적은 DOT 텍스트: 노드 6개(변수 4, 함수 2)와 화살표 5개.
@@ -64,7 +65,7 @@ def render(dot_file, picture_file):
 
 
 if __name__ == '__main__':
-    print('손으로 적은 DOT 텍스트 (sample.dot):')
+    print('손으로 적은 DOT 텍스트 (step25_sample.dot):')
     print(SAMPLE_DOT)
     lines = SAMPLE_DOT.splitlines()
     n_nodes = sum('[label=' in line for line in lines)
@@ -72,6 +73,6 @@ if __name__ == '__main__':
     n_edges = sum('->' in line for line in lines)
     print(f'노드 {n_nodes}개 (변수 {n_nodes - n_funcs}, 함수 {n_funcs}), 화살표 {n_edges}개')
 
-    with open('sample.dot', 'w', encoding='utf-8') as f:
+    with open('step25_sample.dot', 'w', encoding='utf-8') as f:
         f.write(SAMPLE_DOT)
-    render('sample.dot', 'sample.png')
+    render('step25_sample.dot', 'step25_sample.png')

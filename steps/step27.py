@@ -9,10 +9,11 @@ my_sin은 이 합을 항의 크기가 threshold보다 작아질 때까지 더한
 cos(x)를 근사한다. 반복문, if 문도 그대로 미분된다는 것이 define-by-run의 장점이다.
 threshold를 작게 하면 항이 늘어 정확해지고 그래프도 커진다.
 
-그림: 현재 폴더에 my_sin_1e-4.png (+ .dot)를 저장한다. 항 하나가 "Pow -> MulConstant -> Add"
-한 덩어리로 반복되는 것이 보인다. threshold=1e-150의 그래프는 DOT 텍스트(my_sin_1e-150.dot)만
-쓴다: x 하나에서 화살표 47개가 나가는 그래프는 배치 계산이 오래 걸려(dot으로 수 초)
-`dot -Tsvg my_sin_1e-150.dot -o my_sin_1e-150.svg` 로 직접 그려 보기를 권한다.
+그림: 현재 폴더에 step27_my_sin_1e-4.svg (+ .dot)를 저장한다. 항 하나가 "Pow -> MulConstant -> Add"
+한 덩어리로 반복되는 것이 보인다. threshold=1e-150의 그래프는 DOT 텍스트만
+(step27_my_sin_1e-150.dot) 쓴다: x 하나에서 화살표 47개가 나가는 그래프는 배치 계산이 오래
+걸려(dot으로 수 초) `dot -Tsvg step27_my_sin_1e-150.dot -o big.svg` 로 직접 그려 보기를 권한다.
+step27_taylor.png는 항을 1, 2, 3, 4개 더한 다항식이 sin에 다가가는 모습이다(matplotlib이 있으면).
 
 출력에서 볼 것
 * x = pi/4 에서 F.sin(정확한 sin)과 my_sin의 값/미분 비교: sin(pi/4) = cos(pi/4) = 0.7071067811865...
@@ -25,7 +26,7 @@ import numpy as np
 import dezero_kr.functions as F
 from dezero_kr import Variable
 
-from _common import graph_size, save_graph
+from _common import graph_size, save_figure, save_graph
 
 
 def my_sin(x, threshold=1e-4):
@@ -40,12 +41,32 @@ def my_sin(x, threshold=1e-4):
     return y, i + 1
 
 
+def partial_sums(xs, n_terms):
+    """xs(ndarray)에서 매클로린 급수의 앞 1, 2, ..., n_terms개 항의 합들 (그림용, NumPy로)."""
+    total, sums = np.zeros_like(xs), []
+    for i in range(n_terms):
+        total = total + (-1) ** i * xs ** (2 * i + 1) / math.factorial(2 * i + 1)
+        sums.append(total)
+    return sums
+
+
+def draw_taylor(ax):
+    xs = np.linspace(-2 * np.pi, 2 * np.pi, 200)
+    ax.plot(xs, np.sin(xs), color='black', linewidth=2, label='sin(x)')
+    for i, ys in enumerate(partial_sums(xs, 4), 1):
+        ax.plot(xs, ys, linestyle='--', label=f'항 {i}개')
+    ax.set_ylim(-2, 2)
+    ax.set_xlabel('x')
+    ax.set_title('매클로린 급수: 항을 더할수록 sin에 가까워진다')
+    ax.legend(loc='lower left', fontsize='small')
+
+
 if __name__ == '__main__':
     x = Variable(np.array(np.pi / 4), name='x')
     y = F.sin(x)
     y.backward()
     exact_y, exact_gx = float(y.data), float(x.grad.data)
-    print(f'F.sin : y = {exact_y:.15f}  dy/dx = {exact_gx:.15f}')
+    print(f'F.sin: y = {exact_y:.15f}, dy/dx = {exact_gx:.15f}')
 
     for threshold in (1e-1, 1e-4, 1e-150):
         x = Variable(np.array(np.pi / 4), name='x')
@@ -53,10 +74,13 @@ if __name__ == '__main__':
         y.name = 'y'
         y.backward()
         n_funcs, n_vars = graph_size(y)
-        print(f'my_sin(threshold={threshold:g}): 항 {n_terms:2d}개, 함수 {n_funcs:2d}개, 변수 {n_vars:2d}개 | '
-              f'y = {float(y.data):.15f} (오차 {abs(float(y.data) - exact_y):.1e}) '
-              f'dy/dx = {float(x.grad.data):.15f} (오차 {abs(float(x.grad.data) - exact_gx):.1e})')
+        print(f'my_sin(threshold={threshold:g}): 항 {n_terms}개, '
+              f'함수 {n_funcs}개, 변수 {n_vars}개')
+        print(f'  y = {float(y.data):.15f} (오차 {abs(float(y.data) - exact_y):.1e}), '
+              f'dy/dx = {float(x.grad.data):.15f} '
+              f'(오차 {abs(float(x.grad.data) - exact_gx):.1e})')
         if threshold == 1e-4:
-            save_graph(y, 'my_sin_1e-4.png', verbose=False)
+            save_graph(y, 'step27_my_sin_1e-4.svg', verbose=False)
         elif threshold == 1e-150:
-            save_graph(y, 'my_sin_1e-150.dot', verbose=False)  # .dot이면 텍스트만 쓴다
+            save_graph(y, 'step27_my_sin_1e-150.dot', verbose=False)  # .dot이면 텍스트만 쓴다
+    save_figure(draw_taylor, 'step27_taylor.png')
