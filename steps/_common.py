@@ -87,7 +87,8 @@ def save_lines(xs, curves, to_file):
 def save_figure(draw, to_file, figsize=(6, 4)):
     """draw(ax)로 그린 그림을 to_file에 dpi 100으로 쓴다. matplotlib이 없으면 알리고 넘어간다.
 
-    한글 라벨이 네모로 깨지지 않도록 나눔고딕을 먼저 찾고(없으면 DejaVu Sans), 수식 글꼴은 그대로 둔다.
+    라틴 문자와 수식은 DejaVu Sans로, 그 글꼴에 없는 한글은 나눔고딕으로 그린다(글자마다 대체).
+    나눔고딕을 앞에 두면 로그 눈금의 빼기 기호(U+2212)가 네모로 깨진다.
     """
     try:
         import matplotlib
@@ -96,7 +97,7 @@ def save_figure(draw, to_file, figsize=(6, 4)):
     except ImportError:
         print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
         return
-    fonts = {'font.family': ['NanumGothic', 'DejaVu Sans'], 'axes.unicode_minus': False}
+    fonts = {'font.family': ['DejaVu Sans', 'NanumGothic']}
     with matplotlib.rc_context(fonts):
         fig = Figure(figsize=figsize)
         FigureCanvasAgg(fig)  # 창을 띄우지 않고 파일로만 그린다
