@@ -1,51 +1,109 @@
 """33단계: 뉴턴 방법 -- 2차 미분도 자동으로
 
 29단계의 뉴턴 방법 x <- x - f'(x) / f''(x) 에서 손으로 적었던 f''(x)를 32단계의 방법(기울기를
-한 번 더 역전파)으로 바꾼다. 함수 f(x) = x^4 - 2x^2는 29단계에서 가져온다.
+한 번 더 역전파)으로 바꾼다. 역전파는 31단계에서 직접 쓴 backward(y, create_graph)를 쓴다.
+함수 f(x) = x^4 - 2x^2는 29단계에서 가져온다.
 
     y = f(x)
-    y.backward(create_graph=True)   # gx = f'(x), 기울기 그래프까지 기록
+    backward(y, create_graph=True)  # gx = f'(x), 기울기 그래프까지 기록
     gx = x.grad
     x.cleargrad()
-    gx.backward()                   # x.grad = f''(x)
+    backward(gx)                    # x.grad = f''(x)
     x.data -= gx.data / x.grad.data
 
 이제 f를 바꿔도 미분 식을 다시 손으로 유도할 필요가 없다. 여기서는 core_simple이 아니라 보통의
 dezero_kr.Variable을 쓴다(기울기가 Variable이어야 다시 미분할 수 있다).
 
+변수가 여럿이면 2차 미분은 헤세 행렬 H(H[i][j] = d^2 f / dx_i dx_j)이고 뉴턴 방법은
+x <- x - H^-1 g (g는 기울기 벡터)이다. 기울기의 성분 g_i를 하나씩 다시 역전파하면 H의 i행이 나온다.
+28단계의 로젠브록 함수에 써 보면, 경사하강법이 5만 번 걸린 길을 뉴턴 방법은 다섯 걸음에 간다.
+
+    H = [[1200 x0^2 - 400 x1 + 2, -400 x0], [-400 x0, 200]]    (시작점 (0, 2)에서 [[-798, 0], [0, 200]])
+
+그림: step33_rosenbrock_newton.png -- 28단계의 등고선과 경사하강법 길 위에 뉴턴 방법의 길.
+
 출력에서 볼 것
-* 29단계(손으로 적은 2차 미분)와 같은 x 값이 같은 순서로 나온다.
+* 29단계(손으로 적은 2차 미분)와 같은 x 값이 같은 순서로 나온다 (assert로 확인한다).
 * 다른 함수 f(x) = exp(x) - 2x 에도 코드 수정 없이 쓸 수 있다: 최솟점 x = ln 2 = 0.693147...
   (뉴턴 방법은 f'(x) = 0 인 점을 찾는다. f''(x) < 0 인 곳에서 출발하면 최댓점 쪽으로 가거나
   발산할 수 있으니, 볼록한 곳에서 쓰는 것이 안전하다.)
+* 로젠브록 함수: 자동으로 구한 헤세 행렬이 위 공식과 같고, 뉴턴 방법이 다섯 걸음 만에 (1, 1)에
+  닿는다. 시작점의 H는 음의 고유값(-798)을 가져 첫 걸음은 엉뚱한 곳(x1 = 0)으로 가지만 곧 돌아온다.
 """
 import numpy as np
 
 import dezero_kr.functions as F
 from dezero_kr import Variable
 
-from step29 import f
+from _common import FAST, save_figure
+from step28 import draw_paths, gradient_descent, rosenbrock
+from step29 import f, gx2
+from step31 import backward
 
 
-def newton(f, x0, iters):
+def newton(f, x0, iters, verbose=True):
+    """f의 2차 미분을 자동으로 구하는 뉴턴 방법. 지나간 x들을 돌려준다."""
     x = Variable(np.array(x0))
+    xs = []
     for i in range(iters):
-        print(f'  {i}회: x = {float(x.data):.15f}')
+        if verbose:
+            print(f'  {i}회: x = {float(x.data):.15f}')
+        xs.append(float(x.data))
         x.cleargrad()
         y = f(x)
-        y.backward(create_graph=True)
+        backward(y, create_graph=True)
         gx = x.grad
         x.cleargrad()
-        gx.backward()
-        gx2 = x.grad
-        x.data -= gx.data / gx2.data
-    return x
+        backward(gx)
+        x.data -= gx.data / x.grad.data
+    return xs
+
+
+def gradient_and_hessian(point):
+    """로젠브록 함수의 기울기 g (2,)와 헤세 행렬 H (2, 2)를 double backprop으로 구한다."""
+    x0, x1 = Variable(np.array(point[0])), Variable(np.array(point[1]))
+    backward(rosenbrock(x0, x1), create_graph=True)
+    g = [x0.grad, x1.grad]
+    H = []
+    for gi in g:  # g_i를 다시 역전파하면 (d g_i / dx0, d g_i / dx1) = H의 i행
+        x0.cleargrad()
+        x1.cleargrad()
+        backward(gi)
+        H.append([float(x0.grad.data), float(x1.grad.data)])
+    return np.array([float(gi.data) for gi in g]), np.array(H)
+
+
+def newton_2d(start, iters):
+    """x <- x - H^-1 g 를 iters회. 지나간 점들을 돌려준다."""
+    point = np.array(start)
+    path = [tuple(point)]
+    for i in range(iters):
+        g, H = gradient_and_hessian(point)
+        point = point - np.linalg.solve(H, g)
+        path.append(tuple(point))
+        y = rosenbrock(point[0], point[1])
+        print(f'  {i + 1}회: x0 = {point[0]:.6f}  x1 = {point[1]:.6f}  y = {y:.4e}')
+    return path
 
 
 if __name__ == '__main__':
     print('f(x) = x^4 - 2x^2, x0 = 2 (29단계와 같은 결과):')
-    newton(f, 2.0, 8)
+    xs = newton(f, 2.0, 8)
+    by_hand = [2.0]  # 29단계의 손으로 적은 f'', f'와 비교
+    for _ in range(7):
+        x = by_hand[-1]
+        by_hand.append(x - (4 * x ** 3 - 4 * x) / gx2(x))
+    np.testing.assert_allclose(xs, by_hand, rtol=1e-15)
 
     print('f(x) = exp(x) - 2x, x0 = 0:')
-    x = newton(lambda x: F.exp(x) - 2 * x, 0.0, 6)
+    xs = newton(lambda x: F.exp(x) - 2 * x, 0.0, 6)
     print(f'  ln 2  = {np.log(2.0):.15f}')
+
+    g, H = gradient_and_hessian((0.0, 2.0))
+    np.testing.assert_array_equal(H, [[-798.0, 0.0], [0.0, 200.0]])
+    print(f'\n로젠브록 (0, 2): 기울기 {g.tolist()}, 헤세 행렬 {(H + 0.0).tolist()}')  # -0.0 -> 0.0
+    print('뉴턴 방법 (헤세 행렬도 자동으로):')
+    newton_path = newton_2d((0.0, 2.0), 6)
+    descent_path = gradient_descent((0.0, 2.0), 0.001, 1000 if FAST else 50000)
+    paths = {'경사하강법 (lr = 0.001)': descent_path, '뉴턴 방법': newton_path}
+    save_figure(lambda ax: draw_paths(ax, paths), 'step33_rosenbrock_newton.png')
