@@ -6,13 +6,14 @@ x에 점 200개를 담은 벡터를 넣으면 F.sin은 원소마다 계산한다
 
     sin' = cos,   sin'' = -sin,   sin''' = -cos
 
-그림: matplotlib이 있으면 현재 폴더에 sin_derivatives.png를 저장한다 (없으면 건너뛴다:
+그림: matplotlib이 있으면 현재 폴더에 step34_sin_derivatives.png를 저장한다 (없으면 건너뛴다:
 pip install matplotlib). 저장했는지는 표준 오류로 알리고, 표준 출력에는 어느 환경에서나 같은
 숫자만 쓴다.
 
 출력에서 볼 것
 * 몇 개 점에서의 y, y', y'', y''' 값과, 200개 점 전체에서 정답 공식(cos, -sin, -cos)과의 최대 오차
   (0에 가깝다: 자동 미분은 근사가 아니라 정확한 미분이다)
+* 30단계에서 직접 만든 sin(backward = gy * cos(x))과 31단계의 backward로 구해도 같은 값이다.
 """
 import numpy as np
 
@@ -20,16 +21,24 @@ import dezero_kr.functions as F
 from dezero_kr import Variable
 
 from _common import save_lines
+from step30 import sin
+from step31 import backward
 
 
-def sin_derivatives(xs, n):
-    """[sin(xs), sin'(xs), ..., sin^(n)(xs)] 를 ndarray 리스트로."""
+def sin_derivatives(xs, n, sin=F.sin, engine=None):
+    """[sin(xs), sin'(xs), ..., sin^(n)(xs)] 를 ndarray 리스트로.
+
+    sin: 쓸 sin 함수, engine: 역전파 함수 (기본은 dezero_kr의 y.backward(create_graph=True)).
+    """
     x = Variable(xs)
-    y = F.sin(x)
+    y = sin(x)
     logs = [y.data]
     for _ in range(n):
         x.cleargrad()
-        y.backward(create_graph=True)
+        if engine is None:
+            y.backward(create_graph=True)
+        else:
+            engine(y, create_graph=True)
         y = x.grad
         logs.append(y.data)
     return logs
@@ -47,4 +56,9 @@ if __name__ == '__main__':
     exact = [np.sin(xs), np.cos(xs), -np.sin(xs), -np.cos(xs)]
     for label, values, answer in zip(labels, logs, exact):
         print(f'{label:<9} 정답 공식과의 최대 오차: {np.abs(values - answer).max():.1e}')
-    save_lines(xs, dict(zip(labels, logs)), 'sin_derivatives.png')
+
+    mine = sin_derivatives(xs, 3, sin=sin, engine=backward)  # 30, 31단계에서 직접 만든 것
+    difference = max(np.abs(a - b).max() for a, b in zip(mine, logs))
+    assert difference == 0.0, difference
+    print(f'직접 만든 sin과 backward로 구한 값과의 최대 차이: {difference:.1e}')
+    save_lines(xs, dict(zip(labels, logs)), 'step34_sin_derivatives.png')

@@ -5,18 +5,24 @@ tanh' = 1 - t^2. 그래서 n차 미분은 t의 다항식 P_n(t)이고, 다음 �
 
     P_0(t) = t,   P_{n+1}(t) = P_n'(t) * (1 - t^2)      (연쇄 법칙: d/dx P(t) = P'(t) * dt/dx)
 
+직접 쓰는 Tanh의 backward는 입력 x가 아니라 출력 y를 쓴다: gy * (1 - y * y). 출력은 약한
+참조(17단계)로 들고 있으므로 self.outputs[0]()으로 꺼낸다. 이것도 Variable 연산이라 몇 번이든
+다시 미분된다.
+
 자동 미분으로 n차 미분을 구하면 그 계산 그래프가 n이 늘 때마다 약 2.5~3배씩 커진다. n차 미분의
 그래프를 보려면(DeZero issue #37) 매번 y.backward(create_graph=True)를 부르고 y = x.grad로
 바꿔 가며 n번 반복한 뒤 마지막 x.grad를 그리면 된다. 앞 차수의 그래프는 다음 차수 그래프의
 일부로 남는다(그 위에 기울기 계산이 덧붙는다).
 
-그림: 현재 폴더에 tanh_grad4.svg (+ .dot)를 저장한다 (4차 미분, 함수 51개). 다른 차수를 보려면
+그림: 현재 폴더에 step35_tanh_grad4.svg (+ .dot)를 저장한다 (4차 미분, 함수 51개). 다른 차수를 보려면
 `python step35.py 5` 처럼 차수를 준다. 6차 이상은 노드가 수백 개라 Graphviz 배치에 수십 초가
-걸리니 svg가 낫고, 8차는 노드가 5천 개를 넘는다.
+걸리니 svg가 낫고, 8차는 노드가 5천 개를 넘는다. step35_tanh_derivatives.png는 tanh와 그 1~3차
+미분의 곡선이다(matplotlib이 있으면).
 
 출력에서 볼 것
 * 차수마다 그래프 크기(함수/변수 개수)가 빠르게 커지는 것
 * x = 1에서 자동 미분 값과 다항식 P_n(tanh(1)) 값이 같다는 것
+* 직접 만든 Tanh와 31단계의 backward로 구한 8차까지의 값과 그래프 크기가 dezero_kr와 같다는 것
 """
 import sys
 
@@ -24,9 +30,52 @@ import numpy as np
 from numpy.polynomial import polynomial as P
 
 import dezero_kr.functions as F
-from dezero_kr import Variable
+from dezero_kr import Function, Variable
 
-from _common import graph_size, save_graph
+from _common import graph_size, save_figure, save_graph
+from step31 import backward
+
+
+class Tanh(Function):
+    """y = tanh(x).  dy/dx = 1 - y^2: backward는 출력 y를 Variable로 꺼내 gy * (1 - y * y)."""
+
+    def forward(self, x):
+        return np.tanh(x)
+
+    def backward(self, gy):
+        y = self.outputs[0]()  # 약한 참조에서 출력 Variable을 꺼낸다
+        return gy * (1 - y * y)
+
+
+def tanh(x):
+    return Tanh()(x)
+
+
+def nth_derivatives(tanh, engine, x0, n):
+    """tanh의 1~n차 미분을 x0에서: [(값, 함수 개수, 변수 개수), ...]."""
+    x = Variable(np.array(x0))
+    y = tanh(x)
+    found = []
+    for _ in range(n):
+        x.cleargrad()
+        engine(y)
+        y = x.grad
+        found.append((float(y.data),) + graph_size(y))
+    return found
+
+
+def draw_tanh(ax):
+    xs = np.linspace(-4, 4, 200)
+    x = Variable(xs)
+    y = F.tanh(x)
+    ax.plot(xs, y.data, linewidth=2, label='tanh(x)')
+    for order in range(1, 4):
+        x.cleargrad()
+        y.backward(create_graph=True)
+        y = x.grad
+        ax.plot(xs, y.data, label=f'{order}차 미분')
+    ax.set_xlabel('x')
+    ax.legend(loc='lower right', fontsize='small')
 
 
 def tanh_derivative_polys(n):
@@ -55,4 +104,11 @@ if __name__ == '__main__':
         print(f'{n:2d}  {n_funcs:8d}  {n_vars:8d}  {float(y.data):16.9f}  {P.polyval(t1, polys[n]):16.9f}')
         if n == order_to_draw:
             y.name = f'{n}차 미분'
-            save_graph(y, f'tanh_grad{n}.svg', verbose=False)
+            save_graph(y, f'step35_tanh_grad{n}.svg', verbose=False)
+
+    mine = nth_derivatives(tanh, lambda y: backward(y, create_graph=True), 1.0, 8)
+    package = nth_derivatives(F.tanh, lambda y: y.backward(create_graph=True), 1.0, 8)
+    assert [m[1:] for m in mine] == [p[1:] for p in package], (mine, package)
+    np.testing.assert_allclose([m[0] for m in mine], [p[0] for p in package], rtol=1e-13)
+    print('직접 만든 Tanh와 backward: 8차까지 값과 그래프 크기가 dezero_kr와 같다')
+    save_figure(draw_tanh, 'step35_tanh_derivatives.png')
