@@ -11,15 +11,80 @@
 행렬을 만들지 않고 "출력 쪽 기울기 * f'(x)"를 원소별로 곱한다 (벡터-야코비 곱). 큰 텐서에서도
 역전파가 빠른 이유다.
 
+38~41단계에서는 모양을 다루는 함수(reshape, transpose, sum, broadcast_to, sum_to, matmul)를
+직접 쓴다. 직접 쓴 함수가 맞는지는 이 단계의 check_against_package로 확인한다.
+
+    1. 같은 입력에서 dezero_kr의 같은 함수와 순전파 값이 같다.
+    2. 출력 쪽 기울기 gy에 서로 다른 무작위 값을 넣고 역전파한 입력 기울기가 dezero_kr와 같다.
+       (gy를 모두 1로 주면 원소가 뒤바뀌어도 티가 나지 않는다: 38단계)
+    3. 그 기울기가 중앙 차분 (f(x + h) - f(x - h)) / 2h (float64, h = 1e-6)과 맞다:
+       d/dx_i sum(f(x) * gy) 를 원소마다 흔들어 구한다(04단계의 수치 미분을 텐서로).
+
 출력에서 볼 것
 * 2x3 행렬 x에 sin, 덧셈을 한 결과와 모양
 * 합계 y = sum(sin(x) + c)를 역전파한 x.grad(= cos(x))와 c.grad(= 1)가 각각 x, c와 같은 2x3 모양
 * 야코비 행렬을 직접 만들어 곱한 결과와 역전파 결과가 같다.
+* 30단계의 sin, 32단계의 mul(둘 다 직접 만든 것)이 텐서에서도 dezero_kr와 같고 중앙 차분과 맞다.
 """
 import numpy as np
 
 import dezero_kr.functions as F
-from dezero_kr import Variable
+from dezero_kr import Variable, no_grad
+
+from step30 import sin
+from step32 import mul
+
+
+def central_difference(f, arrays, i, gy, h=1e-6):
+    """d/d(arrays[i]) sum(f(*arrays) * gy) 를 중앙 차분으로 (float64, 원소 하나씩 흔든다)."""
+    x = arrays[i]
+    grad = np.zeros_like(x)
+    with no_grad():
+        for idx in np.ndindex(x.shape):
+            old = x[idx]
+            x[idx] = old + h
+            plus = np.sum(f(*[Variable(a) for a in arrays]).data * gy)
+            x[idx] = old - h
+            minus = np.sum(f(*[Variable(a) for a in arrays]).data * gy)
+            x[idx] = old  # 흔든 원소를 꼭 되돌린다
+            grad[idx] = (plus - minus) / (2 * h)
+    return grad
+
+
+def check_against_package(mine, package, *arrays, seed=0):
+    """직접 만든 함수 mine을 dezero_kr의 package와 비교한다. 틀리면 AssertionError.
+
+    mine, package: Variable들을 받아 Variable 하나를 돌려주는 함수. arrays: 입력 ndarray들.
+    순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을 비교하고 출력의 모양을 돌려준다.
+    """
+    arrays = [np.array(a, dtype=np.float64) for a in arrays]
+    runs = []
+    for f in (mine, package):
+        xs = [Variable(a.copy()) for a in arrays]
+        runs.append((f(*xs), xs))
+    (y_mine, xs_mine), (y_package, xs_package) = runs
+    np.testing.assert_array_equal(y_mine.data, y_package.data)
+    gy = np.asarray(np.random.default_rng(seed).standard_normal(y_mine.shape))
+    for y, _ in runs:
+        y.grad = Variable(gy.copy())  # backward는 y.grad를 시작값으로 쓴다
+        y.backward()
+    for i, (a, b) in enumerate(zip(xs_mine, xs_package)):
+        np.testing.assert_allclose(a.grad.data, b.grad.data, rtol=1e-12, atol=1e-12)
+        numeric = central_difference(mine, arrays, i, gy)
+        np.testing.assert_allclose(a.grad.data, numeric, rtol=1e-6, atol=1e-8)
+    return y_mine.shape
+
+
+def report_header(title):
+    print(f'\n{title} (check_against_package)')
+    print('  같다 = 값과 기울기가 dezero_kr와 같고, 기울기가 중앙 차분과 맞는다')
+
+
+def report(name, mine, package, *arrays):
+    """check_against_package를 부르고 한 줄로 알린다 ("같다" = 세 가지 확인을 모두 통과)."""
+    shape = check_against_package(mine, package, *arrays)
+    shapes = ', '.join(str(np.shape(a)) for a in arrays)
+    print(f'  {name}: {shapes} -> {shape} 같다')
 
 
 if __name__ == '__main__':
@@ -40,5 +105,13 @@ if __name__ == '__main__':
     # 원소별 함수의 야코비 행렬은 대각 행렬이다: 그것을 직접 만들어 곱해도 같은 답이 나온다
     J = np.diag(np.cos(x.data).ravel())           # d sin(x) / dx, 6x6
     gy = np.ones(6)                               # dy/dt (sum의 기울기)
-    print('\n야코비 행렬(6x6)을 만들어 곱한 gy @ J:', np.round(gy @ J, 6))
-    print('역전파가 원소별 곱으로 구한 x.grad    :', np.round(x.grad.data.ravel(), 6))
+    print('\n야코비 행렬(6x6)을 만들어 곱한 gy @ J:')
+    print(' ', np.round(gy @ J, 6))
+    print('역전파가 원소별 곱으로 구한 x.grad:')
+    print(' ', np.round(x.grad.data.ravel(), 6))
+
+    report_header('직접 만든 함수를 텐서에서 확인')
+    rng = np.random.default_rng(37)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    report('sin (30단계)', sin, F.sin, a)
+    report('mul (32단계)', mul, lambda u, v: u * v, a, b)
