@@ -70,7 +70,7 @@ def draw_distances(ax, runs):
         ax.semilogy(distance, style, markersize=4, label=f'{label} ({len(xs) - 1}회)')
     ax.set_xlabel('반복 횟수')
     ax.set_ylabel('|x - 1|')
-    ax.set_title('$f(x) = x^4 - 2x^2$, x = 2에서 출발')
+    ax.set_title('f(x) = x⁴ - 2x², x = 2에서 출발')  # $...$ 안팎을 섞으면 한글이 깨진다
     ax.legend(loc='upper right', fontsize='small')
 
 
