@@ -52,8 +52,10 @@ from dezero_kr import Variable
 # 작은 패키지의 파일들. core_simple.py에는 원래 01~22단계의 코드를 옮겨 적는다. 여기서는 길어지지
 # 않도록 22단계 파일(steps/step22.py)에서 이름을 가져온다: 하는 일은 같다.
 MY_PACKAGE = {
-    '__init__.py': 'from mydezero.core_simple import Variable, Function, exp, no_grad\n',
-    'core_simple.py': 'from step22 import Variable, Function, exp, no_grad  # noqa: F401\n',
+    '__init__.py':
+        'from mydezero.core_simple import Variable, Function, exp, no_grad\n',
+    'core_simple.py':
+        'from step22 import Variable, Function, exp, no_grad  # noqa: F401\n',
 }
 
 
@@ -84,10 +86,12 @@ def my_package_matches(mydezero, v):
 if __name__ == '__main__':
     with tempfile.TemporaryDirectory() as folder:
         mydezero = build_package(folder)
-        print('직접 만든 패키지:', ', '.join(f'mydezero/{name}' for name in sorted(MY_PACKAGE)))
+        files = ', '.join(f'mydezero/{name}' for name in sorted(MY_PACKAGE))
+        print('직접 만든 패키지:', files)
+        print('y = exp(x ** 2) ** 2를 mydezero로 (dezero_kr와 같은지 assert로 확인):')
         for v in (0.5, 2.0):
             y, gx = my_package_matches(mydezero, v)
-            print(f'  mydezero, x={v}: y = {y}, dy/dx = {gx} (dezero_kr와 같다)')
+            print(f'  x={v}: y = {y}, dy/dx = {gx}')
     print()
 
     # 22단계 마지막 예제를 패키지로 그대로 옮겨 본다
@@ -110,7 +114,8 @@ if __name__ == '__main__':
     print('  no_grad   :', dz.no_grad.__module__ + '.no_grad')
 
     # 역전파가 만든 기울기도 Variable이다. data에 실제 배열이 있다.
-    print('\nx.grad의 타입:', type(x.grad).__name__, ' x.grad.data의 타입:', type(x.grad.data).__name__)
+    print('\nx.grad의 타입:', type(x.grad).__name__,
+          ' x.grad.data의 타입:', type(x.grad.data).__name__)
 
     # 22단계에서 만든 모드 전환도 그대로 쓸 수 있다: no_grad 안에서는 그래프를 기록하지 않는다
     with dz.no_grad():

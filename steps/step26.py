@@ -55,7 +55,8 @@ def my_get_dot_graph(output, verbose=True):
         return f'{node(v)} [label="{label}", color=orange, style=filled]\n'
 
     def dot_func(f):
-        text = f'{node(f)} [label="{type(f).__name__}", color=lightblue, style=filled, shape=box]\n'
+        text = (f'{node(f)} [label="{type(f).__name__}", color=lightblue, '
+                'style=filled, shape=box]\n')
         for x in f.inputs:
             text += f'{node(x)} -> {node(f)}\n'
         for ref in f.outputs:  # outputs는 약한 참조: ref()가 변수다
@@ -84,7 +85,8 @@ def structure(dot_text):
     """DOT 텍스트에서 (노드 라벨들, 화살표의 (라벨, 라벨) 쌍들)을 센다: 번호와 순서는 무시한다."""
     labels = dict(re.findall(r'^(\d+) \[label="([^"]*)"', dot_text, re.M))
     edges = re.findall(r'^(\d+) -> (\d+)$', dot_text, re.M)
-    return Counter(labels.values()), Counter((labels[a], labels[b]) for a, b in edges)
+    arrows = Counter((labels[a], labels[b]) for a, b in edges)
+    return Counter(labels.values()), arrows
 
 
 def same_as_package(output, verbose):

@@ -82,4 +82,5 @@ if __name__ == '__main__':
     iters = 1000 if FAST else 50000
     print(f'\n경사하강법: lr = {lr}, 반복 {iters}회')
     path = gradient_descent((0.0, 2.0), lr, iters, report_every=iters // 10)
-    save_figure(lambda ax: draw_paths(ax, {'경사하강법': path}), 'step28_rosenbrock_gd.png')
+    save_figure(lambda ax: draw_paths(ax, {'경사하강법': path}),
+                'step28_rosenbrock_gd.png')

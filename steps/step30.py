@@ -101,10 +101,12 @@ if __name__ == '__main__':
     sin_function = y.creator
     gy = Variable(np.array(1.0), name='gy')
     gx = sin_function.backward(gy)  # 기본은 기록 모드(enable_backprop=True)
-    print('\nSin.backward(gy)를 기록 모드에서:', f'{float(gx.data):.6f}', '|', describe(gx))
+    print('\nSin.backward(gy)를 기록 모드에서:', f'{float(gx.data):.6f}')
+    print('  ', describe(gx))
     with no_grad():
         gx = sin_function.backward(gy)
-    print('Sin.backward(gy)를 no_grad 안에서:', f'{float(gx.data):.6f}', '|', describe(gx))
+    print('Sin.backward(gy)를 no_grad 안에서:', f'{float(gx.data):.6f}')
+    print('  ', describe(gx))
 
     # 패키지와 비교: 값, 1차 미분, 2차 미분이 모두 같아야 한다
     print('\ndezero_kr와 비교 (값, 1차 미분, 2차 미분):')

@@ -101,7 +101,7 @@ if __name__ == '__main__':
                           engine=lambda y: y.backward(create_graph=True))
     assert found == package == [32.0, 48.0, 48.0, 24.0, 0.0], (found, package)
     assert by_mul == [32.0, 48.0, 48.0, 24.0, None], by_mul
-    print('dezero_kr의 x ** 4와 y.backward(create_graph=True):', package)
+    print('dezero_kr의 x ** 4 (create_graph=True):', package)
     print('곱셈만 쓴 mul(mul(mul(x, x), x), x):', by_mul)
 
     # 함정: cleargrad 없이 2차 미분을 구하면 1차 미분(32)이 x.grad에 그대로 남아 있어 더해진다

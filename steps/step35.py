@@ -37,7 +37,7 @@ from step31 import backward
 
 
 class Tanh(Function):
-    """y = tanh(x).  dy/dx = 1 - y^2: backward는 출력 y를 Variable로 꺼내 gy * (1 - y * y)."""
+    """y = tanh(x).  dy/dx = 1 - y^2: backward는 출력 y를 꺼내 gy * (1 - y * y)."""
 
     def forward(self, x):
         return np.tanh(x)
@@ -101,7 +101,8 @@ if __name__ == '__main__':
         y.backward(create_graph=True)
         y = x.grad  # n차 미분: 이 Variable 뒤에 n차 미분까지의 계산 전체가 달려 있다
         n_funcs, n_vars = graph_size(y)
-        print(f'{n:2d}  {n_funcs:8d}  {n_vars:8d}  {float(y.data):16.9f}  {P.polyval(t1, polys[n]):16.9f}')
+        exact = P.polyval(t1, polys[n])
+        print(f'{n:2d}  {n_funcs:8d}  {n_vars:8d}  {float(y.data):16.9f}  {exact:16.9f}')
         if n == order_to_draw:
             y.name = f'{n}차 미분'
             save_graph(y, f'step35_tanh_grad{n}.svg', verbose=False)

@@ -61,8 +61,8 @@ if __name__ == '__main__':
 
     x0, v = np.array([1.0, 2.0]), np.array([1.0, -1.0])
     H = np.array([[2 * x0[1], 2 * x0[0]], [2 * x0[0], 6 * x0[1]]])  # 손으로 구한 헤세 행렬
-    print('2. 헤세 행렬-벡터 곱: double backprop Hv =', hessian_vector_product(f, x0, v),
-          '  손으로 구한 H @ v =', H @ v)
+    print('2. 헤세 행렬-벡터 곱: double backprop Hv =', hessian_vector_product(f, x0, v))
+    print('   손으로 구한 H @ v =', H @ v)
 
     w = Variable(np.array(1.5), name='w')
     x = Variable(np.array(0.5), name='x')
@@ -75,5 +75,5 @@ if __name__ == '__main__':
 
     h = 1e-6
     numeric = (p_numpy(1.5 + h) - p_numpy(1.5 - h)) / (2 * h)
-    print(f'3. 기울기 벌점 p(w) = (df/dx)^2 = {float(p.data):.6f},  dp/dw: double backprop '
-          f'{float(w.grad.data):.6f}, 중앙 차분 {numeric:.6f}')
+    print(f'3. 기울기 벌점 p(w) = (df/dx)^2 = {float(p.data):.6f}')
+    print(f'   dp/dw: double backprop {float(w.grad.data):.6f}, 중앙 차분 {numeric:.6f}')

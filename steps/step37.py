@@ -69,7 +69,8 @@ def check_against_package(mine, package, *arrays, seed=0):
         y.grad = Variable(gy.copy())  # backward는 y.grad를 시작값으로 쓴다
         y.backward()
     for i, (a, b) in enumerate(zip(xs_mine, xs_package)):
-        np.testing.assert_allclose(a.grad.data, b.grad.data, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(a.grad.data, b.grad.data, rtol=1e-12,
+                                   atol=1e-12)
         numeric = central_difference(mine, arrays, i, gy)
         np.testing.assert_allclose(a.grad.data, numeric, rtol=1e-6, atol=1e-8)
     return y_mine.shape

@@ -36,12 +36,16 @@ def reduced_shape(x_shape, axis):
     if axis is None:
         axes = range(ndim)
     else:
-        axes = [a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))]  # -1 -> ndim-1
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        axes = [a % ndim for a in axes]  # 음수 축: -1 -> ndim - 1
     return tuple(1 if i in axes else n for i, n in enumerate(x_shape))
 
 
 class Sum(Function):
-    """y = x.sum(axis, keepdims).  backward: 더한 축을 길이 1로 되살려(reshape) x의 모양으로 복사."""
+    """y = x.sum(axis, keepdims).
+
+    backward: 더한 축을 길이 1로 되살려(reshape) x의 모양으로 복사한다.
+    """
 
     def __init__(self, axis=None, keepdims=False):
         self.axis = axis

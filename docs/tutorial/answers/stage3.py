@@ -52,14 +52,15 @@ def exercise_2():
         y.backward(create_graph=True)
         y = x.grad
     t = np.tanh(0.5)
-    np.testing.assert_allclose(y.data, (1 - t ** 2) * (6 * t ** 2 - 2), rtol=1e-14)
+    exact = (1 - t ** 2) * (6 * t ** 2 - 2)
+    np.testing.assert_allclose(y.data, exact, rtol=1e-14)
 
 
 def exercise_3():
     """f(x) = x^3 / 3 - 2x 에 뉴턴 방법을 x = 1에서 세 번.
 
     f'(x) = x^2 - 2, f''(x) = 2x 이므로 x <- x - (x^2 - 2) / (2x): 바빌로니아 제곱근 법이다.
-    손으로 풀면 1 -> 3/2 -> 17/12 -> 577/408 (= 1.41421568...,  sqrt(2) = 1.41421356...).
+    손으로 풀면 1 -> 3/2 -> 17/12 -> 577/408 = 1.41421568... (sqrt(2) = 1.41421356...).
     """
     x = Variable(np.array(1.0))
     found = []

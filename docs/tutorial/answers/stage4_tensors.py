@@ -11,7 +11,10 @@ from dezero_kr.utils import gradient_check
 
 
 class Mean(Function):
-    """y = x.mean(axis, keepdims=True).  dy/dx_i = 1/n (n = 평균 낸 원소 수): gy / n을 복사한다."""
+    """y = x.mean(axis, keepdims=True).
+
+    dy/dx_i = 1/n (n = 평균 낸 원소 수)이므로 backward는 gy / n을 x의 모양으로 복사한다.
+    """
 
     def __init__(self, axis):
         self.axis = axis
@@ -26,14 +29,14 @@ class Mean(Function):
 
 
 def exercise_1():
-    """axis 방향 평균 Mean(axis)을 keepdims=True로 만들고 gradient_check와 F.sum / n으로 확인한다."""
+    """평균 Mean(axis)을 keepdims=True로 만들고 gradient_check와 F.sum / n으로 확인한다."""
     x = np.arange(24.0).reshape(2, 3, 4) / 5
     for axis in (0, 2, (0, 2)):
         assert gradient_check(lambda v: Mean(axis)(v) ** 2, x)
         mine = Mean(axis)(Variable(x))
         n = x.size // mine.size
-        np.testing.assert_allclose(mine.data, F.sum(Variable(x), axis, keepdims=True).data / n,
-                                   rtol=1e-15)
+        total = F.sum(Variable(x), axis, keepdims=True)
+        np.testing.assert_allclose(mine.data, total.data / n, rtol=1e-15)
 
 
 def exercise_2():
@@ -41,14 +44,16 @@ def exercise_2():
 
     dL/dy는 모두 1이므로 dL/dW = x^T @ 1 (각 행 = x의 열 합), dL/db = 1을 배치 축으로 더한 값
     = N, dL/dx = 1 @ W^T (각 행 = W의 행 합).
-    x = [[1, 2], [3, 4], [5, 6]] (N=3, D=2), W = [[1, 0, -1], [2, 1, 0]] (H=3), b = 0.
+    x = [[1, 2], [3, 4], [5, 6]] (N=3, D=2), W = [[1, 0, -1], [2, 1, 0]] (H=3),
+    b = 0.
     """
     x = Variable(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
     W = Variable(np.array([[1.0, 0.0, -1.0], [2.0, 1.0, 0.0]]))
     b = Variable(np.zeros(3))
     L = F.sum(F.matmul(x, W) + b)
     L.backward()
-    np.testing.assert_array_equal(W.grad.data, [[9.0, 9.0, 9.0], [12.0, 12.0, 12.0]])
+    np.testing.assert_array_equal(W.grad.data, [[9.0, 9.0, 9.0],
+                                                [12.0, 12.0, 12.0]])
     np.testing.assert_array_equal(b.grad.data, [3.0, 3.0, 3.0])
     np.testing.assert_array_equal(x.grad.data, [[0.0, 3.0]] * 3)
 
