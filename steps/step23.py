@@ -60,7 +60,7 @@ MY_PACKAGE = {
 
 
 def build_package(folder):
-    """folder 아래에 mydezero/ 패키지를 쓰고, folder를 import 경로에 넣은 뒤 그 패키지를 돌려준다."""
+    """folder 아래에 mydezero/ 패키지를 쓰고 import해서 돌려준다."""
     package = os.path.join(folder, 'mydezero')
     os.makedirs(package)
     for name, text in MY_PACKAGE.items():

@@ -82,7 +82,10 @@ def my_get_dot_graph(output, verbose=True):
 
 
 def structure(dot_text):
-    """DOT 텍스트에서 (노드 라벨들, 화살표의 (라벨, 라벨) 쌍들)을 센다: 번호와 순서는 무시한다."""
+    """DOT 텍스트의 노드 라벨들과 화살표의 (라벨, 라벨) 쌍들을 센다.
+
+    노드 번호와 줄 순서는 무시한다: 같은 그래프면 같은 결과.
+    """
     labels = dict(re.findall(r'^(\d+) \[label="([^"]*)"', dot_text, re.M))
     edges = re.findall(r'^(\d+) -> (\d+)$', dot_text, re.M)
     arrows = Counter((labels[a], labels[b]) for a, b in edges)

@@ -35,7 +35,7 @@ def rosenbrock(x0, x1):
 
 
 def gradient_descent(start, lr, iters, report_every=None):
-    """start에서 출발해 경사하강법을 iters회. 지나간 점들 [(x0, x1), ...]을 돌려준다."""
+    """start에서 경사하강법을 iters회. 지나간 점들 [(x0, x1), ...]을 돌려준다."""
     x0, x1 = Variable(np.array(start[0])), Variable(np.array(start[1]))
     path = []
     for i in range(iters + 1):
@@ -44,8 +44,8 @@ def gradient_descent(start, lr, iters, report_every=None):
         x1.cleargrad()
         y = rosenbrock(x0, x1)
         if report_every and i % report_every == 0:
-            print(f'  {i:6d}회: x0 = {float(x0.data):.6f}  x1 = {float(x1.data):.6f}  '
-                  f'y = {float(y.data):.4e}')
+            a, b = float(x0.data), float(x1.data)
+            print(f'  {i:6d}회: x0 = {a:.6f}  x1 = {b:.6f}  y = {float(y.data):.4e}')
         if i == iters:
             break
         y.backward()

@@ -40,7 +40,7 @@ from dezero_kr.utils import gradient_check
 
 
 class Sin(Function):
-    """y = sin(x).  dy/dx = cos(x): backward는 Variable 연산 gy * cos(x)로 적는다."""
+    """y = sin(x).  dy/dx = cos(x): backward는 Variable 연산 gy * cos(x)."""
 
     def forward(self, x):
         return np.sin(x)

@@ -35,16 +35,17 @@ from step30 import sin
 
 
 def backward(y, create_graph=False):
-    """y.backward(create_graph)의 학습용 버전: 잎 변수들의 .grad에 dy/d(잎)을 더한다.
+    """y.backward(create_graph)의 학습용 버전: 잎의 .grad에 dy/d(잎)을 더한다.
 
-    기울기는 Variable이다. create_graph=True이면 각 Function의 backward 계산도 그래프로 남아,
-    그 기울기를 다시 미분할 수 있다(32단계). 중간 변수의 기울기는 쓰고 나면 지운다.
+    기울기는 Variable이다. create_graph=True이면 각 Function의 backward
+    계산도 그래프로 남아, 그 기울기를 다시 미분할 수 있다(32단계).
+    중간 변수의 기울기는 쓰고 나면 지운다.
     """
     if y.grad is None:
         y.grad = Variable(np.ones_like(y.data))
     funcs, seen = [], set()
 
-    def add_func(f):  # 세대가 큰(출력에 가까운) 함수부터 꺼내도록 정렬해 둔다 (16단계)
+    def add_func(f):  # 세대가 큰 함수부터 꺼내도록 정렬해 둔다 (16단계)
         if f not in seen:
             seen.add(f)
             funcs.append(f)

@@ -48,7 +48,7 @@ class Mul(Function):
 
 
 class Pow(Function):
-    """y = x ** c (c는 상수).  dy/dx = c * x ** (c - 1): 그 거듭제곱도 Pow로 계산한다."""
+    """y = x ** c (c는 상수).  dy/dx = c * x ** (c - 1): 이것도 Pow로 계산."""
 
     def __init__(self, c):
         self.c = c
@@ -70,7 +70,10 @@ def pow(x, c):
 
 
 def derivatives(x, f, n, engine=backward):
-    """f의 1~n차 미분을 x에서 차례로 구해 리스트로 (미분이 끊기면 None). engine은 역전파 함수."""
+    """f의 1~n차 미분을 x에서 차례로 구한 리스트 (끊기면 None).
+
+    engine: 역전파 함수 (31단계의 backward 등).
+    """
     y = f(x)
     results = []
     for _ in range(n):

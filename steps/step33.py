@@ -60,7 +60,7 @@ def newton(f, x0, iters, verbose=True):
 
 
 def gradient_and_hessian(point):
-    """로젠브록 함수의 기울기 g (2,)와 헤세 행렬 H (2, 2)를 double backprop으로 구한다."""
+    """로젠브록 함수의 기울기 g (2,)와 헤세 행렬 H (2, 2) (double backprop)."""
     x0, x1 = Variable(np.array(point[0])), Variable(np.array(point[1]))
     backward(rosenbrock(x0, x1), create_graph=True)
     g = [x0.grad, x1.grad]

@@ -28,7 +28,8 @@ from step31 import backward
 def sin_derivatives(xs, n, sin=F.sin, engine=None):
     """[sin(xs), sin'(xs), ..., sin^(n)(xs)] 를 ndarray 리스트로.
 
-    sin: 쓸 sin 함수, engine: 역전파 함수 (기본은 dezero_kr의 y.backward(create_graph=True)).
+    sin: 쓸 sin 함수. engine: 역전파 함수
+    (기본은 dezero_kr의 y.backward(create_graph=True)).
     """
     x = Variable(xs)
     y = sin(x)

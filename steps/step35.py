@@ -99,10 +99,11 @@ if __name__ == '__main__':
     for n in range(1, max_order + 1):
         x.cleargrad()
         y.backward(create_graph=True)
-        y = x.grad  # n차 미분: 이 Variable 뒤에 n차 미분까지의 계산 전체가 달려 있다
+        y = x.grad  # n차 미분: 그 뒤에 n차까지의 계산 전체가 달려 있다
         n_funcs, n_vars = graph_size(y)
         exact = P.polyval(t1, polys[n])
-        print(f'{n:2d}  {n_funcs:8d}  {n_vars:8d}  {float(y.data):16.9f}  {exact:16.9f}')
+        print(f'{n:2d}  {n_funcs:8d}  {n_vars:8d}  {float(y.data):16.9f}  '
+              f'{exact:16.9f}')
         if n == order_to_draw:
             y.name = f'{n}차 미분'
             save_graph(y, f'step35_tanh_grad{n}.svg', verbose=False)

@@ -54,8 +54,9 @@ def central_difference(f, arrays, i, gy, h=1e-6):
 def check_against_package(mine, package, *arrays, seed=0):
     """직접 만든 함수 mine을 dezero_kr의 package와 비교한다. 틀리면 AssertionError.
 
-    mine, package: Variable들을 받아 Variable 하나를 돌려주는 함수. arrays: 입력 ndarray들.
-    순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을 비교하고 출력의 모양을 돌려준다.
+    mine, package: Variable들을 받아 Variable 하나를 돌려주는 함수.
+    arrays: 입력 ndarray들. 순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을
+    비교하고 출력의 모양을 돌려준다.
     """
     arrays = [np.array(a, dtype=np.float64) for a in arrays]
     runs = []
@@ -103,7 +104,7 @@ if __name__ == '__main__':
     print(f'x.grad = cos(x) (모양 {x.grad.shape})\n{x.grad}')
     print(f'c.grad (모양 {c.grad.shape})\n{c.grad}')
 
-    # 원소별 함수의 야코비 행렬은 대각 행렬이다: 그것을 직접 만들어 곱해도 같은 답이 나온다
+    # 원소별 함수의 야코비 행렬은 대각 행렬: 직접 만들어 곱해도 같은 답
     J = np.diag(np.cos(x.data).ravel())           # d sin(x) / dx, 6x6
     gy = np.ones(6)                               # dy/dt (sum의 기울기)
     print('\n야코비 행렬(6x6)을 만들어 곱한 gy @ J:')

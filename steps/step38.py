@@ -41,7 +41,7 @@ class Reshape(Function):
 
 
 class Transpose(Function):
-    """y = x.transpose(axes) (axes=None이면 축 순서를 뒤집는다).  backward: 역순열로 되돌린다."""
+    """y = x.transpose(axes) (None이면 축을 뒤집는다).  backward: 역순열로."""
 
     def __init__(self, axes=None):
         self.axes = axes
@@ -64,7 +64,7 @@ def transpose(x, axes=None):
 
 
 def backward_with_labels(y):
-    """y의 각 원소에 서로 다른 기울기 0, 1, 2, ...를 주고 역전파한다 (어디로 가는지 보이도록)."""
+    """y의 원소마다 다른 기울기 0, 1, 2, ...를 주고 역전파한다 (어디로 가나)."""
     y.grad = Variable(np.arange(y.size, dtype=float).reshape(y.shape))
     y.backward()
 

@@ -31,7 +31,10 @@ from step38 import reshape
 
 
 def reduced_shape(x_shape, axis):
-    """sum(axis, keepdims=True)의 출력 모양: 더한 축만 길이 1. axis는 None, 정수, 튜플."""
+    """sum(axis, keepdims=True)의 출력 모양: 더한 축만 길이 1.
+
+    axis는 None(모든 축), 정수, 정수의 튜플.
+    """
     ndim = len(x_shape)
     if axis is None:
         axes = range(ndim)

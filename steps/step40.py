@@ -47,7 +47,8 @@ class BroadcastTo(Function):
 
     def forward(self, x):
         self.x_shape = x.shape
-        return np.broadcast_to(x, self.shape).copy()  # 읽기 전용 view 대신 새 배열로
+        # 읽기 전용 view 대신 새 배열로
+        return np.broadcast_to(x, self.shape).copy()
 
     def backward(self, gy):
         return sum_to(gy, self.x_shape)
@@ -68,7 +69,7 @@ class SumTo(Function):
 
 
 class Add(Function):
-    """y = x0 + x1 (브로드캐스트 허용).  backward: gy를 각 입력의 모양으로 sum_to."""
+    """y = x0 + x1 (브로드캐스트 허용).  backward: gy를 입력 모양으로 sum_to."""
 
     def forward(self, x0, x1):
         self.shapes = x0.shape, x1.shape
@@ -76,7 +77,7 @@ class Add(Function):
 
     def backward(self, gy):
         gx0, gx1 = gy, gy
-        if self.shapes[0] != self.shapes[1]:  # 브로드캐스트가 일어났다: 복사된 만큼 더한다
+        if self.shapes[0] != self.shapes[1]:  # 브로드캐스트: 복사된 만큼 더한다
             gx0 = sum_to(gy, self.shapes[0])
             gx1 = sum_to(gy, self.shapes[1])
         return gx0, gx1

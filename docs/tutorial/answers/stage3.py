@@ -11,7 +11,10 @@ from dezero_kr.utils import gradient_check
 
 
 class Cos(Function):
-    """y = cos(x).  dy/dx = -sin(x): backward를 Variable 연산으로 적어 다시 미분할 수 있게 한다."""
+    """y = cos(x).  dy/dx = -sin(x).
+
+    backward를 Variable 연산으로 적어 다시 미분할 수 있게 한다.
+    """
 
     def forward(self, x):
         return np.cos(x)
@@ -26,7 +29,7 @@ def cos(x):
 
 
 def exercise_1():
-    """Cos를 직접 만들고 gradient_check를 통과시킨다. 2차 미분도 -cos(x)인지 확인한다."""
+    """Cos를 만들어 gradient_check를 통과시키고, 2차 미분이 -cos(x)인지 본다."""
     xs = np.linspace(-3.0, 3.0, 13)
     assert gradient_check(cos, xs)
 
@@ -59,8 +62,9 @@ def exercise_2():
 def exercise_3():
     """f(x) = x^3 / 3 - 2x 에 뉴턴 방법을 x = 1에서 세 번.
 
-    f'(x) = x^2 - 2, f''(x) = 2x 이므로 x <- x - (x^2 - 2) / (2x): 바빌로니아 제곱근 법이다.
-    손으로 풀면 1 -> 3/2 -> 17/12 -> 577/408 = 1.41421568... (sqrt(2) = 1.41421356...).
+    f'(x) = x^2 - 2, f''(x) = 2x 이므로 x <- x - (x^2 - 2) / (2x):
+    바빌로니아 제곱근 법이다. 손으로 풀면 1 -> 3/2 -> 17/12 -> 577/408
+    = 1.41421568... (sqrt(2) = 1.41421356...).
     """
     x = Variable(np.array(1.0))
     found = []
@@ -77,7 +81,8 @@ def exercise_3():
 
 
 def exercise_4():
-    """matyas(x, y) = 0.26 (x^2 + y^2) - 0.48 x y 의 헤세 행렬을 double backprop으로 구한다.
+    """matyas(x, y) = 0.26 (x^2 + y^2) - 0.48 x y 의 헤세 행렬을
+    double backprop으로 구한다.
 
     2차식이므로 어느 점에서나 H = [[0.52, -0.48], [-0.48, 0.52]].
     """
@@ -85,7 +90,7 @@ def exercise_4():
     z = 0.26 * (x ** 2 + y ** 2) - 0.48 * x * y
     z.backward(create_graph=True)
     H = []
-    for g in (x.grad, y.grad):  # 기울기의 각 성분을 다시 역전파하면 헤세 행렬의 한 행
+    for g in (x.grad, y.grad):  # 기울기 성분 하나를 역전파 = 헤세 행렬 한 행
         x.cleargrad()
         y.cleargrad()
         g.backward()

@@ -13,7 +13,8 @@ from dezero_kr.utils import gradient_check
 class Mean(Function):
     """y = x.mean(axis, keepdims=True).
 
-    dy/dx_i = 1/n (n = 평균 낸 원소 수)이므로 backward는 gy / n을 x의 모양으로 복사한다.
+    dy/dx_i = 1/n (n = 평균 낸 원소 수)이므로 backward는 gy / n을
+    x의 모양으로 복사한다.
     """
 
     def __init__(self, axis):
@@ -29,7 +30,7 @@ class Mean(Function):
 
 
 def exercise_1():
-    """평균 Mean(axis)을 keepdims=True로 만들고 gradient_check와 F.sum / n으로 확인한다."""
+    """Mean(axis)(keepdims=True)을 gradient_check와 F.sum / n으로 확인한다."""
     x = np.arange(24.0).reshape(2, 3, 4) / 5
     for axis in (0, 2, (0, 2)):
         assert gradient_check(lambda v: Mean(axis)(v) ** 2, x)
@@ -42,8 +43,8 @@ def exercise_1():
 def exercise_2():
     """선형 변환 y = x @ W + b, 손실 L = sum(y)의 기울기를 먼저 손으로 예측한다.
 
-    dL/dy는 모두 1이므로 dL/dW = x^T @ 1 (각 행 = x의 열 합), dL/db = 1을 배치 축으로 더한 값
-    = N, dL/dx = 1 @ W^T (각 행 = W의 행 합).
+    dL/dy는 모두 1이므로 dL/dW = x^T @ 1 (각 행 = x의 열 합),
+    dL/db = 1을 배치 축으로 더한 값 = N, dL/dx = 1 @ W^T (각 행 = W의 행 합).
     x = [[1, 2], [3, 4], [5, 6]] (N=3, D=2), W = [[1, 0, -1], [2, 1, 0]] (H=3),
     b = 0.
     """
@@ -59,8 +60,11 @@ def exercise_2():
 
 
 def exercise_3():
-    """sum_to(x, shape)가 더하는 축을 예측한다: (5, 2, 3) -> (2, 1)이면 앞쪽의 0번 축과,
-    shape에서 길이 1인 (원래의) 2번 축이다. 즉 x.sum(axis=(0, 2))를 (2, 1)로 세운 것."""
+    """sum_to(x, shape)가 더하는 축을 예측한다.
+
+    (5, 2, 3) -> (2, 1)이면 앞쪽의 0번 축과, shape에서 길이 1인 (원래의)
+    2번 축이다. 즉 x.sum(axis=(0, 2))를 (2, 1)로 세운 것.
+    """
     x = np.arange(30.0).reshape(5, 2, 3)
     y = F.sum_to(Variable(x), (2, 1))
     np.testing.assert_array_equal(y.data, x.sum(axis=(0, 2)).reshape(2, 1))
@@ -81,9 +85,11 @@ class Transpose(Function):
 
 
 def exercise_4():
-    """축 순서 (2, 0, 1)의 Transpose를 역순열로 역전파하고, 출력 쪽 기울기에 서로 다른 값을 넣어
-    각 값이 원래 자리로 돌아가는지 확인한다. 역순열을 쓰지 않고 같은 axes로 되돌리면 모양부터
-    틀린다((4, 2, 3)이 (3, 4, 2)가 된다)."""
+    """축 순서 (2, 0, 1)의 Transpose를 역순열로 역전파한다.
+
+    출력 쪽 기울기에 서로 다른 값을 넣어 각 값이 원래 자리로 돌아가는지
+    확인한다. 같은 axes로 되돌리면 모양부터 틀린다((3, 4, 2)가 된다).
+    """
     x = Variable(np.arange(24.0).reshape(2, 3, 4))
     y = Transpose((2, 0, 1))(x)
     assert y.shape == (4, 2, 3)
@@ -91,6 +97,7 @@ def exercise_4():
     y.grad = Variable(labels)
     y.backward()
     np.testing.assert_array_equal(x.grad.data, labels.transpose(1, 2, 0))
-    assert labels.transpose(2, 0, 1).shape == (3, 4, 2)  # 같은 axes로 되돌린 틀린 모양
+    wrong = labels.transpose(2, 0, 1)  # 같은 axes로 되돌리면
+    assert wrong.shape == (3, 4, 2)    # x의 모양 (2, 3, 4)가 아니다
     x0 = np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4)
     assert gradient_check(lambda v: Transpose((2, 0, 1))(v) ** 2, x0)
