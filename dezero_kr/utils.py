@@ -94,7 +94,26 @@ def array_equal(a, b):
     return np.array_equal(cuda.as_numpy(a), cuda.as_numpy(b))
 
 
-def array_allclose(a, b, rtol=1e-4, atol=1e-5):
-    """``np.allclose`` on arrays/Variables (NumPy or CuPy); shapes must match."""
+def array_allclose(a, b, rtol=1e-4, atol=1e-5, strict_shape=False):
+    """``np.allclose(a, b, rtol, atol)`` on arrays/Variables (NumPy or CuPy), as in DeZero.
+
+    True when ``|a - b| <= atol + rtol * |b|`` elementwise after broadcasting,
+    so shapes (1,) and () compare equal, as DeZero's tests expect.  With
+    ``strict_shape=True`` (or ``array_allclose_strict``) differing shapes give
+    False instead.  Shapes that do not broadcast raise ValueError naming both.
+    """
     a, b = cuda.as_numpy(a), cuda.as_numpy(b)
-    return a.shape == b.shape and np.allclose(a, b, atol=atol, rtol=rtol)
+    if a.shape != b.shape:
+        if strict_shape:
+            return False
+        try:
+            np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise ValueError(f'array_allclose: shapes {a.shape} and {b.shape} do not broadcast '
+                             f'together') from None
+    return bool(np.allclose(a, b, atol=atol, rtol=rtol))
+
+
+def array_allclose_strict(a, b, rtol=1e-4, atol=1e-5):
+    """``array_allclose`` that also requires equal shapes (False when they differ)."""
+    return array_allclose(a, b, rtol=rtol, atol=atol, strict_shape=True)
