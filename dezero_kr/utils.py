@@ -9,7 +9,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsumexp,  # noqa: F401
                                    max_backward_shape, pair, reshape_sum_backward, sum_to)
-from dezero_kr.core import Variable, no_grad
+from dezero_kr.core import Variable, as_variable, no_grad  # noqa: F401  (as_variable: DeZero's utils has it)
 from dezero_kr.download import get_file  # noqa: F401
 from dezero_kr.graph import find_renderer, get_dot_graph, plot_dot_graph  # noqa: F401
 
@@ -87,6 +87,23 @@ def _mismatch_report(num_grad, bp_grad, rtol, atol, eps=1e-12):
              + ', '.join(f'{tuple(i)}: num={num_grad[tuple(i)]:.6g} bp={bp_grad[tuple(i)]:.6g}'
                          for i in bad[:5])]
     return '\n'.join(lines)
+
+
+def show_progress(block_num, block_size, total_size):
+    """DeZero's download progress hook (``urllib.request.urlretrieve``'s ``reporthook``).
+
+    Prints ``\\r[#####.....] 12.34%`` (30 characters, percentage capped at
+    100).  ``total_size`` <= 0 (the server sent no length) prints the bytes
+    received instead of a wrong percentage.  ``get_file`` here shows its own
+    progress bar; this is kept for code that passes it to ``urlretrieve``.
+    """
+    downloaded = block_num * block_size
+    if total_size <= 0:
+        print(f'\r{downloaded} bytes', end='')
+        return
+    fraction = min(downloaded / total_size, 1.0)
+    filled = int(fraction * 30)
+    print(f'\r[{"#" * filled}{"." * (30 - filled)}] {fraction * 100:.2f}%', end='')
 
 
 def array_equal(a, b):
