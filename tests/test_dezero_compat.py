@@ -451,6 +451,16 @@ def test_array_allclose_strict_variant_requires_equal_shapes():
         utils.array_allclose(np.ones(2), np.ones(3))
 
 
+def test_sum_to_a_shape_it_cannot_reach_is_an_error():
+    # DeZero returned shape (20,) here without complaint (its sum_to does not check).
+    x = Variable(np.arange(4000.0).reshape(10, 20, 20))
+    with pytest.raises(ValueError, match=r'cannot sum shape \(10, 20, 20\) to shape \(10,\)'):
+        F.sum_to(x, (10,))
+    # Reachable shapes give the sums DeZero gives.
+    np.testing.assert_array_equal(F.sum_to(x, (1, 20, 1)).data, x.data.sum(axis=(0, 2), keepdims=True))
+    np.testing.assert_array_equal(F.sum_to(x, (20, 20)).data, x.data.sum(axis=0))
+
+
 # =============================================================================
 # 3. Names survive copy, deepcopy and pickle
 # =============================================================================
