@@ -12,28 +12,29 @@ relative to the clone); CI does not have it, so the table generated here is comm
 and prints every parsed name that DeZero does not define, and every public module-level
 name of DeZero that the inventory does not mention.
 
-How the inventory is read (Markdown, one ``## N. module.py`` section per module):
+How the inventory is read (Markdown, one ``## N. module.py`` section per module; the
+table lists module-level names and class members, not instance attributes):
 
-* An *item* is a bullet (with its indented continuation lines), a table row or a paragraph.
-* Every code span is split into tokens at commas, spaces and slashes.  A token
-  ``name(params)`` whose params parse as a Python parameter list is a name with a
-  signature; a lone identifier is a name without one; ``name = value`` is a name
-  (an attribute or alias).  Spans with any other token (``np.isscalar(x)``,
-  ``x.dot(W)``, ``creator = func; ...``) are prose and skipped.
-* ``Name(Base)`` (one capitalised parameter without default) is the class ``Name``
-  with base ``Base``; a table row whose next cell is ``(params)`` gives the signature.
-* The first name of an item that is a class (``* `Optimizer()`: ...``) owns the
-  lowercase names that follow in the same item (``Optimizer.setup``); ``Class.method(...)``
-  is taken as written.  Under ``### Variable`` every lowercase name is a method of Variable.
-* Spans after "no", "No", "Not defined", "Absent" (up to the next ``;`` or ``.``)
-  name things DeZero does *not* have and are skipped.
-* ``### core_simple.py differences`` lists what core_simple lacks: core_simple gets every
-  name of ``core.py``'s sections minus the ones negated there, with the signatures
-  stated there replacing core's (``as_array(x)``).
-* Lowercase lone identifiers are kept only inside an item owned by a class or in the
-  Variable section (elsewhere they are prose: ``data``, ``train``); capitalised lone
-  identifiers are kept everywhere except builtins and one-letter names.
-* ``IGNORE`` lists the tokens this reads as names that are not DeZero's public API.
+* An *item* is a bullet with its indented continuation lines, a table row, or a paragraph.
+* A code span is a list of names when every token (split at commas, or at spaces when all
+  are one kind: ``Sin Cos Tanh``) is ``name(params)`` with a Python parameter list (a name
+  with a signature), ``name = value`` or a lone identifier; anything else (``np.isscalar(x)``,
+  ``x.dot(W)``, ``creator = func; ...``) is prose and skipped.  ``Name(Base)`` (one
+  capitalised parameter, no default) is a class and its base, not a signature; in a table
+  row ``| `Name` | `(params)` |`` the second cell is the signature.
+* A capitalised lone name (``* `Optimizer()`: ...``) owns the lowercase call forms that follow
+  up to the end of its sentence (``Optimizer.setup``), except its own function
+  (``Conv2d`` ... ``conv2d(...)``); lowercase lone words there are instance attributes and
+  skipped.  ``Class.attr`` is taken as written.  Under ``### Variable`` every lowercase name
+  is a member of Variable, under ``### Function`` every lowercase call form.
+* A span in a clause that starts with "no", "not", "Not defined" or "Absent" (up to ``;``,
+  ``. `` or the closing bracket) names something DeZero lacks.  Slash lists (``a/b/c``) are
+  read only there.
+* ``### core_simple.py differences`` says what core_simple lacks: core_simple gets core's
+  names minus the ones negated there, with the signatures stated there (``as_array(x)``).
+* Builtins (``getattr``, ``TypeError``), one-letter names and private ``_names`` are not
+  names; ``IGNORE`` lists the remaining tokens the rules would misread, each with its reason,
+  and ``PROSE_SIGNATURE`` the call forms whose arguments are an example, not the signature.
 """
 import argparse
 import ast
@@ -48,7 +49,6 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / 'dezero_api_table.json'
 
 SECTION = re.compile(r'^## \d+\. (\w+)\.py\b|^## 0\. ')
-SUBSECTION = re.compile(r'^### (\S+)')
 SPAN = re.compile(r'`([^`]+)`')
 IDENT = r'[A-Za-z_]\w*'
 CALL = re.compile(rf'^({IDENT}(?:\.{IDENT})?)\((.*)\)$', re.S)
@@ -58,12 +58,9 @@ NEGATION = re.compile(r'(?:no|No|not|Not defined|Absent)\b')
 # Tokens that the rules above read as names but that are not part of DeZero's public API.
 IGNORE = {
     'core.Variable.setup_variable': "'Installed by `setup_variable()`': a function of core, not a method",
-    'core.Variable.retain_grad': "'if not `retain_grad`': backward's parameter",
     'cuda.DataLoader': "'GPU paths exist in: ... `DataLoader(gpu=True)`': a call, not a signature",
     'cuda.GetItemGrad': "'GPU paths exist in: ... `GetItemGrad`': a class of functions",
     'cuda.xp': "'all `xp = cuda.get_array_module(...)` call sites': a local name",
-    'functions_conv.Conv2d.tensordot': "'forward = im2col + `tensordot`': NumPy's",
-    'functions_conv.Pooling2DWithIndexes.input_shpae': 'an instance attribute (misspelt)',
     'layers.PYTHONHASHSEED': 'an environment variable',
     'core.getattr': "'`getattr(Config, name)` first': Python's",
     'core.Variable.len': "'`__len__` -> `len(data)`': Python's",
@@ -73,7 +70,6 @@ IGNORE = {
     'utils.id': "'Node ids are `id()` values': Python's",
     'datasets.ImageNet.__init__': "'`__init__` does nothing'",
     'optimizers.FreezeParam.update': "'`FreezeParam` breaks `update()`': Optimizer.update",
-    'utils.f': "'backprops `f(x)`': gradient_check's argument",
 }
 
 # Call forms quoted in prose whose arguments are not the function's parameters.
@@ -111,13 +107,11 @@ def parse_params(text):
     params = []
     for part in split_top(text):
         m = re.fullmatch(rf'(\*{{0,2}})({IDENT})(?:\s*=\s*(.+))?', part, re.S)
-        if not m or m.group(2) in ('None', 'True', 'False', 'self'):
-            if m and m.group(2) == 'self':
-                params.append(['self', None, 'self'])
-                continue
-            return None
+        if not m or m.group(2) in ('None', 'True', 'False'):
+            return None  # "Parameter(None, name='W')": a call with values, not a signature
         stars, name, default = m.groups()
-        kind = {'': 'positional', '*': 'var_positional', '**': 'var_keyword'}[stars]
+        kind = 'self' if part == 'self' else \
+            {'': 'positional', '*': 'var_positional', '**': 'var_keyword'}[stars]
         params.append([name, default.strip() if default else None, kind])
     return params
 
@@ -332,7 +326,8 @@ def parse(md_text):
                         qual = name  # "`Conv2d(...)` Function / `conv2d(...)`": its function
                     else:
                         if form == 'word' and lone and module != 'cuda':
-                            continue  # a lone word in prose: "data", "train"
+                            continue  # a lone word in prose ("data", "train"); cuda's section
+                            # lists its names that way: "`gpu_enable` (bool), `cp`/`cupy`"
                         qual = name
                     if simple:
                         simple_sigs[qual] = params
