@@ -132,46 +132,47 @@ def items_of(lines):
         yield item
 
 
+def prose_chars(text):
+    """``(index, char, bracket depth)`` for every character of ``text`` outside code spans."""
+    depth, in_code = 0, False
+    for i, ch in enumerate(text):
+        if ch == '`':
+            in_code = not in_code
+        elif not in_code:
+            if ch == '(':
+                depth += 1
+            elif ch == ')':
+                depth = max(depth - 1, 0)
+            yield i, ch, depth
+
+
+def ends_clause(text, i, ch):
+    return ch == ';' or (ch == '.' and text[i + 1:i + 2] in (' ', ''))
+
+
 def negated(prefix):
     """True if the text before a span puts it in a "no ..." clause.
 
-    A negation word (outside code spans) holds until ``;`` or ``. `` at its own
-    bracket depth, or until its bracket closes: in "(accepts Variable; numpy when
-    no CuPy), `as_numpy(x)`" the span is not negated.
+    A negation word holds until ``;`` or ``. `` at its own bracket depth, or
+    until its bracket closes: in "(accepts Variable; numpy when no CuPy),
+    `as_numpy(x)`" the span is not negated.
     """
-    flags, in_code = [False], False
-    for i, ch in enumerate(prefix):
-        if ch == '`':
-            in_code = not in_code
-        elif in_code:
-            continue
-        elif ch == '(':
-            flags.append(False)
-        elif ch == ')':
-            if len(flags) > 1:
-                flags.pop()
-        elif ch == ';' or (ch == '.' and prefix[i + 1:i + 2] in (' ', '')):
-            flags[-1] = False
+    flags = [False]  # one per open bracket
+    for i, ch, depth in prose_chars(prefix):
+        del flags[depth + 1:]
+        flags.extend([False] * (depth + 1 - len(flags)))
+        if ends_clause(prefix, i, ch):
+            flags[depth] = False
         elif (i == 0 or not prefix[i - 1].isalnum()) and NEGATION.match(prefix, i):
-            flags[-1] = True
+            flags[depth] = True
     return any(flags)
 
 
 def sentence_start(prefix):
     """Index after the last ``. `` outside code spans and brackets (0 if none)."""
-    depth, in_code, start = 0, False, 0
-    for i, ch in enumerate(prefix):
-        if ch == '`':
-            in_code = not in_code
-        elif in_code:
-            continue
-        elif ch == '(':
-            depth += 1
-        elif ch == ')':
-            depth = max(depth - 1, 0)
-        elif ch == '.' and depth == 0 and prefix[i + 1:i + 2] == ' ':
-            start = i + 1
-    return start
+    starts = [i + 1 for i, ch, depth in prose_chars(prefix)
+              if depth == 0 and ch == '.' and prefix[i + 1:i + 2] == ' ']
+    return starts[-1] if starts else 0
 
 
 def tokens_of(span):
