@@ -202,14 +202,19 @@ class Variable:
 
         The graph behind a computed Variable holds weak references to its
         outputs, which can be neither copied nor pickled; copy a leaf
-        (``y.detach()`` keeps the data and name) instead.
+        (``y.detach()`` keeps the data and name) instead.  A gradient that
+        carries a graph (``backward(create_graph=True)``) is copied as its
+        values, so a model stays copyable after double backprop.
         """
         if self.creator is not None:
             raise TypeError(f'cannot deepcopy or pickle a Variable computed by '
                             f'{type(self.creator).__name__} (name {self.name!r}, shape '
                             f'{None if self.data is None else self.data.shape}): only leaves can '
                             f'be copied; use .detach() or .unchain() first')
-        state = (self.data, Variable.grad.__get__(self), _variable_names.get(self))
+        grad = Variable.grad.__get__(self)
+        if grad is not None and grad.creator is not None:
+            grad = Variable(grad.data)
+        state = (self.data, grad, _variable_names.get(self))
         return object.__new__, (type(self),), state
 
     def __setstate__(self, state):
