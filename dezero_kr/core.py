@@ -182,6 +182,49 @@ class Variable:
         else:
             _variable_names[self] = value
 
+    # --- copy, deepcopy, pickle ------------------------------------------------
+    # The default protocol copies the slots only, and ``name`` lives in the side
+    # table, so it would be lost; these carry it over (no slot is added).
+    # Hooks and retain_grad() flags are per-object and are not copied.
+    def __copy__(self):
+        """Shallow copy: same ``data`` array, ``grad`` and ``creator`` objects, same name."""
+        new = object.__new__(type(self))
+        new.data = self.data
+        Variable.grad.__set__(new, Variable.grad.__get__(self))  # the slot (core_simple wraps it)
+        new.creator = self.creator
+        name = _variable_names.get(self)
+        if name is not None:
+            _variable_names[new] = name
+        return new
+
+    def __reduce_ex__(self, protocol):
+        """deepcopy and pickle: ``(type, data, grad, name)`` of a leaf; a non-leaf is refused.
+
+        The graph behind a computed Variable holds weak references to its
+        outputs, which can be neither copied nor pickled; copy a leaf
+        (``y.detach()`` keeps the data and name) instead.  A gradient that
+        carries a graph (``backward(create_graph=True)``) is copied as its
+        values, so a model stays copyable after double backprop.
+        """
+        if self.creator is not None:
+            raise TypeError(f'cannot deepcopy or pickle a Variable computed by '
+                            f'{type(self.creator).__name__} (name {self.name!r}, shape '
+                            f'{None if self.data is None else self.data.shape}): only leaves can '
+                            f'be copied; use .detach() or .unchain() first')
+        grad = Variable.grad.__get__(self)
+        if grad is not None and grad.creator is not None:
+            grad = Variable(grad.data)
+        state = (self.data, grad, _variable_names.get(self))
+        return object.__new__, (type(self),), state
+
+    def __setstate__(self, state):
+        data, grad, name = state
+        self.data = data
+        Variable.grad.__set__(self, grad)
+        self.creator = None
+        if name is not None:
+            _variable_names[self] = name
+
     @property
     def generation(self):
         """Topological depth: 0 for a leaf, else ``creator.generation + 1``."""

@@ -10,6 +10,10 @@ import numpy as np
 from dezero_kr import core
 from dezero_kr.core import (Config, Function, as_array, no_grad, setup_variable,  # noqa: F401
                             using_config)
+# DeZero's core_simple defines its own arithmetic; here they are the core's (same math, and
+# they accept this module's Variables because it subclasses the core one).
+from dezero_kr.core import (Add, Div, Mul, Neg, Pow, Sub, add, div, mul, neg, pow, rdiv,  # noqa: F401
+                            rsub, sub)
 
 _grad_slot = core.Variable.grad  # the slot that stores the gradient Variable
 

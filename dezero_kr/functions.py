@@ -16,6 +16,7 @@ This file only gathers names; each operation lives in the module of its concern:
 =====================  ===========================================================
 """
 from dezero_kr.core import (  # noqa: F401
+    Function, Variable, as_array, as_variable,  # DeZero's functions.py imports these: F.as_variable works
     Add, AddConstant, BroadcastTo, Div, DivConstant, GetItem, GetItemGrad, MatMul, Max, Min, Mul,
     MulConstant, Neg, Pow, PowVariable, RDivConstant, RPow, RSubConstant, Reshape, Sub, SubConstant,
     Sum, SumTo, Transpose,

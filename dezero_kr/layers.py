@@ -301,12 +301,21 @@ class Deconv2d(Conv2d):
 # Recurrent layers
 # =============================================================================
 class RNN(Layer):
-    """Elman RNN: h = tanh(x2h(x) + h2h(h_prev)); the state persists across calls until ``reset_state``."""
+    """Elman RNN: h = tanh(x2h(x) + h2h(h_prev)); the state persists across calls until ``reset_state``.
+
+    x (N, in_size) -> h (N, hidden_size).  Weights are drawn from NumPy's global
+    RNG in DeZero's order, so one seed gives DeZero's weights: with ``in_size``
+    given, x2h.W then h2h.W at construction; without it, x2h.W on the first
+    call and h2h.W on the second (the first call has no previous state).
+    h2h.W is (hidden_size, hidden_size) in both cases (DeZero built it with
+    ``in_size`` and failed on the second step when in_size != hidden_size).
+    """
 
     def __init__(self, hidden_size, in_size=None):
         super().__init__()
         self.x2h = Linear(hidden_size, in_size=in_size)
-        self.h2h = Linear(hidden_size, in_size=hidden_size, nobias=True)  # DeZero used in_size here
+        # Lazy exactly when DeZero's is lazy, to keep its RNG draw order.
+        self.h2h = Linear(hidden_size, in_size=None if in_size is None else hidden_size, nobias=True)
         self.h = None
 
     def reset_state(self):

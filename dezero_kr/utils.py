@@ -9,7 +9,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsumexp,  # noqa: F401
                                    max_backward_shape, pair, reshape_sum_backward, sum_to)
-from dezero_kr.core import Variable, no_grad
+from dezero_kr.core import Variable, as_variable, no_grad  # noqa: F401  (as_variable: DeZero's utils has it)
 from dezero_kr.download import get_file  # noqa: F401
 from dezero_kr.graph import find_renderer, get_dot_graph, plot_dot_graph  # noqa: F401
 
@@ -89,12 +89,48 @@ def _mismatch_report(num_grad, bp_grad, rtol, atol, eps=1e-12):
     return '\n'.join(lines)
 
 
+def show_progress(block_num, block_size, total_size):
+    """DeZero's download progress hook (``urllib.request.urlretrieve``'s ``reporthook``).
+
+    Prints ``\\r[#####.....] 12.34%`` (30 characters, percentage capped at
+    100).  ``total_size`` <= 0 (the server sent no length) prints the bytes
+    received instead of a wrong percentage.  ``get_file`` here shows its own
+    progress bar; this is kept for code that passes it to ``urlretrieve``.
+    """
+    downloaded = block_num * block_size
+    if total_size <= 0:
+        print(f'\r{downloaded} bytes', end='')
+        return
+    fraction = min(downloaded / total_size, 1.0)
+    filled = int(fraction * 30)
+    print(f'\r[{"#" * filled}{"." * (30 - filled)}] {fraction * 100:.2f}%', end='')
+
+
 def array_equal(a, b):
     """True if two arrays/Variables (NumPy or CuPy) have equal shape and elements."""
     return np.array_equal(cuda.as_numpy(a), cuda.as_numpy(b))
 
 
-def array_allclose(a, b, rtol=1e-4, atol=1e-5):
-    """``np.allclose`` on arrays/Variables (NumPy or CuPy); shapes must match."""
+def array_allclose(a, b, rtol=1e-4, atol=1e-5, strict_shape=False):
+    """``np.allclose(a, b, rtol, atol)`` on arrays/Variables (NumPy or CuPy), as in DeZero.
+
+    True when ``|a - b| <= atol + rtol * |b|`` elementwise after broadcasting,
+    so shapes (1,) and () compare equal, as DeZero's tests expect.  With
+    ``strict_shape=True`` (or ``array_allclose_strict``) differing shapes give
+    False instead.  Shapes that do not broadcast raise ValueError naming both.
+    """
     a, b = cuda.as_numpy(a), cuda.as_numpy(b)
-    return a.shape == b.shape and np.allclose(a, b, atol=atol, rtol=rtol)
+    if a.shape != b.shape:
+        if strict_shape:
+            return False
+        try:
+            np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            raise ValueError(f'array_allclose: shapes {a.shape} and {b.shape} do not broadcast '
+                             f'together') from None
+    return bool(np.allclose(a, b, atol=atol, rtol=rtol))
+
+
+def array_allclose_strict(a, b, rtol=1e-4, atol=1e-5):
+    """``array_allclose`` that also requires equal shapes (False when they differ)."""
+    return array_allclose(a, b, rtol=rtol, atol=atol, strict_shape=True)

@@ -56,7 +56,10 @@ def test_array_equal_and_allclose_accept_variables():
     assert utils.array_equal(Variable(a), a)
     assert utils.array_allclose(Variable(a), a + 1e-7)
     assert not utils.array_allclose(a, a + 1e-3)
-    assert not utils.array_allclose(a, np.ones(3))
+    # Shapes that do not broadcast: DeZero's np.allclose raised; here the error names both shapes.
+    with pytest.raises(ValueError, match=r'array_allclose: shapes \(2,\) and \(3,\)'):
+        utils.array_allclose(a, np.ones(3))
+    assert not utils.array_allclose_strict(a, np.ones(3))
 
 
 def test_sum_to_reshape_sum_backward_logsumexp_and_shapes():
