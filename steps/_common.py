@@ -14,6 +14,8 @@
 * save_plot(그리기 함수, ..., to_file=...): dezero_kr.plot의 함수(학습 곡선, 결정 경계 ...)로 그림을
   현재 폴더에 쓴다. matplotlib이 없으면 알리고 넘어간다(설치: pip install matplotlib).
 * save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
+* save_figure(draw, to_file, ncols=1): 칸(axes) ncols개짜리 그림을 만들어 draw(칸들)로 그리게 하고
+  to_file로 쓴다 (산점도 + 맞춘 곡선, 손실 곡선처럼 save_lines로 안 되는 그림).
 """
 import os
 import sys
@@ -80,4 +82,19 @@ def save_lines(xs, curves, to_file):
     ax.set_xlabel('x')
     ax.legend(loc='lower right')
     fig.savefig(to_file)
+    print(f'[그림 저장] {to_file}', file=sys.stderr)
+
+
+def save_figure(draw, to_file, ncols=1):
+    """draw(axes) (axes: matplotlib Axes ncols개의 리스트)로 그린 그림을 to_file로. matplotlib이 없으면 건너뛴다."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
+        return
+    fig = Figure(figsize=(3.2 * ncols + 0.4, 3.6), layout='constrained')
+    FigureCanvasAgg(fig)  # 창을 띄우지 않고 파일로만 그린다
+    draw([fig.add_subplot(1, ncols, i + 1) for i in range(ncols)])
+    fig.savefig(to_file, dpi=90)
     print(f'[그림 저장] {to_file}', file=sys.stderr)
