@@ -93,7 +93,7 @@ def save_figure(draw, to_file, ncols=1):
     except ImportError:
         print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
         return
-    fig = Figure(figsize=(3.2 * ncols + 0.4, 3.6), layout='constrained')
+    fig = Figure(figsize=(max(6.0, 3.2 * ncols + 0.4), 3.6), layout='constrained')
     FigureCanvasAgg(fig)  # 창을 띄우지 않고 파일로만 그린다
     draw([fig.add_subplot(1, ncols, i + 1) for i in range(ncols)])
     fig.savefig(to_file, dpi=90)
