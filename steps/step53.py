@@ -77,7 +77,7 @@ if __name__ == '__main__':
     # 이어서 학습: 멈추지 않은 학습과 비교한다
     straight = train(model, optimizer, loader, epochs)
     resumed_model, resumed_optimizer, resumed_loader = new_run()
-    for _ in range(epochs):  # 데이터를 섞는 순서도 이어져야 한다: 로더를 저장한 시점까지 빈 걸음으로
+    for _ in range(epochs):  # 섞는 순서도 이어져야 한다: 저장한 시점까지 배치를 꺼내기만 하고 버린다
         for _ in resumed_loader:
             pass
     resumed_model.load_weights('my_mlp.npz')
