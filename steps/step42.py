@@ -80,8 +80,8 @@ def check_mean_squared_error():
     np.testing.assert_allclose(g0, 2 * (a - b) / 5, rtol=1e-15)  # 유도한 식 그대로
     assert gradient_check(lambda v: mean_squared_error(v, b), a)
     assert gradient_check(lambda v: mean_squared_error(a, v), b)
-    print(f'MeanSquaredError 확인: 값 {y:.6f} == F.mean_squared_error, 기울기 같음, '
-          f'수치 미분과 일치')
+    print(f'MeanSquaredError 확인: 값 {y:.6f} == F.mean_squared_error,'
+          '\n  두 입력의 기울기도 같고 수치 미분과 일치')
 
 
 if __name__ == '__main__':

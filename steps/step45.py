@@ -104,7 +104,7 @@ def check_against_package():
     np.testing.assert_array_equal(y, y_pkg)
     for a, b in zip(values + grads, values_pkg + grads_pkg):
         np.testing.assert_array_equal(a, b)
-    print(f'MLP 확인: dezero_kr.models.MLP와 경로 {paths}\n  값, 출력, 기울기가 같다')
+    print(f'MLP 확인: dezero_kr.models.MLP와 경로, 값, 출력, 기울기가 같다\n  경로 {paths}')
 
 
 def train(model, x, y, lr, iters, report):

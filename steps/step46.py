@@ -119,7 +119,7 @@ def check_against_package(x, y):
         _, b = train(package, x, y, 20)
         for p, q in zip(a.params(), b.params()):
             np.testing.assert_array_equal(p.data, q.data)
-    print('SGD, MomentumSGD 확인: 20번 갱신한 매개변수가 dezero_kr.optimizers와 같다')
+    print('SGD, MomentumSGD 확인: 20번 갱신한 매개변수가 dezero_kr.optimizers와 같다\n')
 
 
 if __name__ == '__main__':
@@ -131,7 +131,7 @@ if __name__ == '__main__':
     iters = 1000 if FAST else 10000
     report = 5
     steps = [i * (iters // report) for i in range(report)] + [iters - 1]
-    print(ljust('옵티마이저', 28) + ''.join(f'{s:>10d}' for s in steps) + '  (반복)')
+    print(ljust('옵티마이저', 20) + ''.join(f'{s:>9d}' for s in steps) + '  (반복)')
     curves = {}
     for label, optimizer in [('SGD(lr=0.2)', SGD(lr=0.2)),
                              ('MomentumSGD(lr=0.2)', MomentumSGD(lr=0.2, momentum=0.9)),
@@ -140,7 +140,7 @@ if __name__ == '__main__':
                              ('Adam(alpha=0.05)', optimizers.Adam(alpha=0.05))]:
         losses, _ = train(optimizer, x, y, iters)
         curves[label] = losses
-        print(f'{label:<28}' + ''.join(f'{losses[s]:10.6f}' for s in steps))
+        print(f'{label:<20}' + ''.join(f'{losses[s]:9.6f}' for s in steps))
 
     def draw(axes):
         for label, losses in curves.items():

@@ -135,8 +135,8 @@ if __name__ == '__main__':
     with np.errstate(over='ignore', invalid='ignore'):  # 직접 적은 식이 넘치는 것을 보여 주려는 것
         naive = softmax_by_hand(big).data
     print('\n점수 [1000, 1001, 1002]: 단순한 식', naive)
-    print('  최댓값을 빼는 softmax', np.round(softmax(big).data, 6),
-          ' F.softmax', np.round(F.softmax(big).data, 6))
+    print('  최댓값을 빼는 softmax', np.round(softmax(big).data, 6))
+    print('  F.softmax             ', np.round(F.softmax(big).data, 6))
     big_loss = softmax_cross_entropy(big, np.array([2]))
     print(f'  SoftmaxCrossEntropy(정답 2) = {float(big_loss.data):.6f}'
           f' (= -log {float(softmax(big).data[0, 2]):.6f})')

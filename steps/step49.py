@@ -78,8 +78,8 @@ def check_against_package():
             (x, t), (x_pkg, t_pkg) = mine[i], package[i]
             np.testing.assert_array_equal(x, x_pkg)
             assert t == t_pkg
-    print('Dataset 확인: 직접 만든 Spiral == dezero_kr.datasets.Spiral '
-          '(300개 샘플, transform 포함)')
+    print('Dataset 확인: 직접 만든 Spiral == dezero_kr.datasets.Spiral'
+          '\n  (300개 샘플 모두, transform 포함)')
 
 
 class Squares(Dataset):
@@ -118,8 +118,9 @@ if __name__ == '__main__':
     batch_x = np.array([example[0] for example in batch])
     batch_t = np.array([example[1] for example in batch])
     xs, ts = dezero_kr.datasets.Spiral(train=True)[np.array(batch_index)]
-    print('한 샘플씩 모은 배치', batch_x.shape, batch_t.tolist(), '| dataset[인덱스] 배치', xs.shape, ts.tolist(),
-          '| 같은가', np.array_equal(batch_x, xs) and np.array_equal(batch_t, ts))
+    print('한 샘플씩 모은 배치', batch_x.shape, batch_t.tolist(),
+          '| dataset[인덱스] 배치', xs.shape, ts.tolist())
+    print('  같은가', np.array_equal(batch_x, xs) and np.array_equal(batch_t, ts))
 
     squares = Squares()
     x, t = squares[3]

@@ -92,7 +92,7 @@ def check_against_package():
             np.testing.assert_array_equal(x, x_pkg)
             np.testing.assert_array_equal(t, t_pkg)
     sizes = [len(t) for _, t in batches[:10]]
-    print(f'DataLoader 확인: 300개를 32개씩 -> 배치 {len(mine)}개, 크기 {sizes};'
+    print(f'DataLoader 확인: 300개를 32개씩 -> 배치 {len(mine)}개, 마지막 배치 {sizes[-1]}개'
           '\n  섞을 때와 안 섞을 때 모두 두 에폭 동안 dezero_kr.DataLoader와 같은 배치')
 
 

@@ -22,6 +22,8 @@ optimizer.load(...)가 그것을 저장한다. 둘 다 읽으면 멈추지 않�
 * 이어서 학습한 손실 == 쉬지 않고 학습한 손실
 * 구조가 다른 모델(MLP((50, 10)))에 읽으려 하면 나는 오류
 """
+import textwrap
+
 import numpy as np
 
 import dezero_kr.functions as F
@@ -91,4 +93,5 @@ if __name__ == '__main__':
         other(x_test[:1])  # 첫 forward로 W를 만든다
         other.load_weights('my_mlp.npz')
     except ValueError as e:
-        print('\n구조가 다른 모델에 읽기 -> ValueError:', e)
+        print('\n구조가 다른 모델에 읽기 -> ValueError:')
+        print(textwrap.fill(str(e), 78, initial_indent='  ', subsequent_indent='  '))

@@ -66,7 +66,8 @@ if __name__ == '__main__':
     print(f'ratio=0.3, 원소 10만 개: 0의 비율 {np.mean(big.data == 0):.4f}, 평균 {float(big.data.mean()):.4f}')
     with dezero_kr.test_mode():
         y = F.dropout(x, dropout_ratio=0.5)
-    print('테스트 모드 dropout:', y.data[0], '| Config.train은 블록 밖에서 다시', dezero_kr.Config.train)
+    print('테스트 모드 dropout:', y.data[0])
+    print('  Config.train은 블록 밖에서 다시', dezero_kr.Config.train)
 
     # 드롭아웃을 넣은 모델을 학습하고, 평가를 학습 모드/테스트 모드로 비교한다
     train_set = Digits(train=True)

@@ -144,7 +144,7 @@ if __name__ == '__main__':
         x = rng.standard_normal((N, C, H, H))
         W = rng.standard_normal((OC, C, K, K))
         y1, y2 = conv_by_loops(x, W, S, P), conv_by_im2col(x, W, S, P)
-        print(f'  x {x.shape}, W {W.shape}, 스트라이드 {S}, 패딩 {P} -> y {y2.shape}: '
+        print(f'  x {x.shape}, W {W.shape}, S={S}, P={P} -> y {y2.shape}: '
               f'같은가 {np.allclose(y1, y2)}')
 
     # im2col의 역전파 col2im: 각 창의 기울기를 원래 자리에 더한다. 1을 넣으면 "겹친 횟수"가 나온다
@@ -155,6 +155,6 @@ if __name__ == '__main__':
     N, C, H, K = 32, 64, 56, 3
     OH = get_conv_outsize(H, K, 1, 1)
     n_in, n_col = N * C * H * H, N * OH * OH * C * K * K
-    print(f'\n배치 {N}, 채널 {C}, {H}x{H}, 커널 {K}x{K}, 패딩 1: 입력 {n_in:,}개 원소 -> col {n_col:,}개 '
-          f'({n_col / n_in:.0f}배, float32로 {n_col * 4 / 2**20:.0f} MiB)')
+    print(f'\n배치 {N}, 채널 {C}, {H}x{H}, 커널 {K}x{K}, 패딩 1: 입력 {n_in:,}개 원소'
+          f'\n  -> col {n_col:,}개 ({n_col / n_in:.0f}배, float32로 {n_col * 4 / 2**20:.0f} MiB)')
     save_figure(draw_im2col, 'step56_im2col.png', ncols=2)

@@ -143,8 +143,8 @@ if __name__ == '__main__':
     b = Variable(rng.standard_normal(OC))
     y = F.conv2d(x, Wt, b, stride=1, pad=1)
     y.backward()
-    print(f'\nconv2d: x {x.shape}, W {Wt.shape}, 패딩 1 -> y {y.shape};'
-          f' x.grad {x.grad.shape}, W.grad {Wt.grad.shape}, b.grad {b.grad.shape}')
+    print(f'\nconv2d: x {x.shape}, W {Wt.shape}, 패딩 1 -> y {y.shape}'
+          f'\n  x.grad {x.grad.shape}, W.grad {Wt.grad.shape}, b.grad {b.grad.shape}')
     y_simple = F.conv2d_simple(x.data, Wt.data, b.data, stride=1, pad=1)
     print('conv2d == conv2d_simple (im2col + linear):', np.allclose(y.data, y_simple.data))
     small = rng.standard_normal((2, 2, 5, 5))
@@ -168,4 +168,4 @@ if __name__ == '__main__':
         y = pool(img, kernel_size=2, stride=2)
         y.backward()
         print(f'{name} 2x2: y = {y.data[0, 0].tolist()}')
-        print('  x.grad =', img.grad.data[0, 0].tolist())
+        print('  x.grad =\n', img.grad.data[0, 0], sep='')

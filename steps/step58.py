@@ -70,5 +70,5 @@ if __name__ == '__main__':
             count = layer.W.size + layer.b.size
             print(f'  {name:<8} W {str(layer.W.shape):<20} {count:>12,d}  ({count / total:6.2%})')
     print(f'  합계 {total:,d}')
-    print(f'\n점수 {y.shape} {y.dtype}, 모두 유한한 값: {bool(np.isfinite(y.data).all())} '
-          f'(무작위 가중치라 어느 클래스가 큰지는 의미가 없다)')
+    print(f'\n점수 {y.shape} {y.dtype}, 모두 유한한 값: {bool(np.isfinite(y.data).all())}'
+          '\n(무작위 가중치라 어느 클래스가 큰지는 의미가 없다)')

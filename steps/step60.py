@@ -100,7 +100,7 @@ if __name__ == '__main__':
     paths = compare_recurrent(LSTM, L.LSTM)
     print(f'LSTM 확인: L.LSTM과 세 시점의 h, 기울기가 같다 (매개변수 {len(paths)}개)')
     f = check_cell_path()
-    print('dc_t/dc_{t-1} == f_t (역전파로 구한 값), 첫 행:', np.round(f[0], 6))
+    print('역전파로 구한 dc_t/dc_{t-1} == f_t, 첫 행:', np.round(f[0], 4))
     max_epoch = 10 if FAST else 100
     batch_size = 30
     hidden_size = 100
@@ -113,10 +113,10 @@ if __name__ == '__main__':
     x1, _ = next(loader)
     loader.reset()
     print(f'SeqDataLoader: 배치 {x0.shape}, 에폭당 {loader.max_iter}번, 흐름 간격 {jump}')
-    print('  첫 배치의 흐름 0, 1, 2 =', np.round(x0[:3, 0], 6), '= 데이터',
-          np.round(train_set.data[[0, jump, 2 * jump], 0], 6))
-    print('  둘째 배치의 흐름 0, 1, 2 =', np.round(x1[:3, 0], 6), '= 데이터',
-          np.round(train_set.data[[1, jump + 1, 2 * jump + 1], 0], 6))
+    print('  첫 배치의 흐름 0, 1, 2 =', np.round(x0[:3, 0], 6),
+          '\n    = 데이터', np.round(train_set.data[[0, jump, 2 * jump], 0], 6))
+    print('  둘째 배치의 흐름 0, 1, 2 =', np.round(x1[:3, 0], 6),
+          '\n    = 데이터', np.round(train_set.data[[1, jump + 1, 2 * jump + 1], 0], 6))
 
     np.random.seed(0)
     model = BetterRNN(hidden_size, 1)
