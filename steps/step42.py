@@ -36,7 +36,10 @@ from _common import save_figure
 
 
 class MeanSquaredError(Function):
-    """L = sum((x0 - x1)^2) / N (N = 행 개수). 기울기: dL/dx0 = gy 2 (x0 - x1) / N = -dL/dx1."""
+    """L = sum((x0 - x1)^2) / N  (N = 행 개수).
+
+    dL/dx0 = gy 2 (x0 - x1) / N,  dL/dx1 = -dL/dx0
+    """
 
     def forward(self, x0, x1):
         diff = x0 - x1
@@ -44,7 +47,7 @@ class MeanSquaredError(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        diff = x0 - x1          # Variable끼리의 계산: 역전파도 그래프로 남길 수 있다
+        diff = x0 - x1  # Variable끼리 계산: 역전파도 그래프로 남길 수 있다
         gx0 = gy * diff * (2.0 / len(diff))
         return gx0, -gx0
 
@@ -64,7 +67,8 @@ def predict(x, W, b):
 
 
 def check_mean_squared_error():
-    """직접 만든 MeanSquaredError == F.mean_squared_error (값과 두 입력의 기울기), 수치 미분과도."""
+    """MeanSquaredError == F.mean_squared_error (값, 두 입력의 기울기).
+    수치 미분과도 비교한다."""
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((5, 2)), rng.standard_normal((5, 2))
     results = []

@@ -138,7 +138,8 @@ if __name__ == '__main__':
             print('첫 forward 뒤 매개변수:')
             for layer_name, layer in (('l1', l1), ('l2', l2)):
                 for name, param in layer.named_params():
-                    print(f'  {layer_name}/{name}: 모양 {param.shape}, dtype {param.dtype}')
+                    print(f'  {layer_name}/{name}: 모양 {param.shape}, '
+                          f'dtype {param.dtype}')
             print()
         if i % (iters // 10) == 0 or i == iters - 1:
             print(f'{i:5d}회: loss = {float(loss.data):.6f}')

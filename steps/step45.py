@@ -34,17 +34,20 @@ from step44 import Linear, Parameter
 
 
 class Layer(step44.Layer):
-    """44단계의 Layer + 속성으로 넣은 Layer도 기억하고, 그 안의 매개변수까지 경로로 꺼낸다."""
+    """44단계의 Layer + 속성으로 넣은 Layer도 기억한다.
+    named_params는 안쪽 Layer의 매개변수까지 경로로 꺼낸다."""
 
     def __setattr__(self, name, value):
-        if isinstance(value, (Parameter, step44.Layer)) and name not in self._params:
+        is_part = isinstance(value, (Parameter, step44.Layer))
+        if is_part and name not in self._params:
             self._params.append(name)
         object.__setattr__(self, name, value)
 
     def named_params(self):
         for name in self._params:
             obj = self.__dict__[name]
-            if isinstance(obj, step44.Layer):  # 안쪽 Layer: 그 경로 앞에 내 속성 이름을 붙인다
+            if isinstance(obj, step44.Layer):
+                # 안쪽 Layer: 그 경로 앞에 내 속성 이름을 붙인다
                 for path, param in obj.named_params():
                     yield f'{name}/{path}', param
             else:
@@ -59,7 +62,7 @@ class Model(Layer):
 
 
 class MLP(Model):
-    """Linear(fc_output_sizes[0]) -> activation -> ... -> Linear(fc_output_sizes[-1])."""
+    """Linear(크기 0) -> activation -> ... -> Linear(마지막 크기)."""
 
     def __init__(self, fc_output_sizes, activation=F.sigmoid):
         super().__init__()
@@ -67,7 +70,8 @@ class MLP(Model):
         self.layers = []
         for i, out_size in enumerate(fc_output_sizes):
             layer = Linear(out_size)
-            setattr(self, f'l{i}', layer)  # self.l0 = layer 와 같다: __setattr__가 기억한다
+            # self.l0 = layer 와 같다: __setattr__가 기억한다
+            setattr(self, f'l{i}', layer)
             self.layers.append(layer)
 
     def forward(self, x):

@@ -43,7 +43,8 @@ from _common import FAST, ljust, save_figure
 
 
 class Optimizer:
-    """setup(모델)로 대상을 정하고, update()마다 기울기가 있는 매개변수를 하나씩 갱신한다."""
+    """setup(모델)로 대상을 정한다.
+    update()는 기울기가 있는 매개변수를 하나씩 update_one에 넘긴다."""
 
     def __init__(self):
         self.target = None
@@ -97,7 +98,8 @@ class MomentumSGD(Optimizer):
 
 
 def train(optimizer, x, y, iters):
-    """같은 초깃값의 MLP((10, 1))을 optimizer로 iters번 갱신한다. 매 반복의 손실을 돌려준다."""
+    """같은 초깃값의 MLP((10, 1))을 optimizer로 iters번 갱신한다.
+    (매 반복의 손실, 모델)을 돌려준다."""
     np.random.seed(1)  # 모든 옵티마이저가 같은 초깃값에서 출발하도록
     model = MLP((10, 1))
     optimizer.setup(model)

@@ -41,8 +41,9 @@ def softmax_by_hand(x):
 
 
 def softmax(x):
-    """각 행의 최댓값 m을 빼고 계산한다: exp(x - m)은 넘치지 않고 확률은 그대로다.
-    m은 배열(상수)로 뺀다. 모든 점수에서 같은 값을 빼도 소프트맥스는 같으므로 기울기도 같다."""
+    """각 행의 최댓값 m을 빼고 계산한다: exp(x - m)은 넘치지 않고 확률은 같다.
+    m은 배열(상수)로 뺀다. 같은 값을 모든 점수에서 빼도 소프트맥스가 같으므로
+    기울기도 같다."""
     x = as_variable(x)
     m = x.data.max(axis=1, keepdims=True)
     y = F.exp(x - m)
@@ -50,12 +51,16 @@ def softmax(x):
 
 
 class SoftmaxCrossEntropy(Function):
-    """L = -(1/N) sum_n log p[n, t_n],  x (N, C) 점수, t (N,) 정답.  dL/dx = gy (p - onehot(t)) / N."""
+    """L = -(1/N) sum_n log p[n, t_n].  x (N, C) 점수, t (N,) 정답.
+
+    dL/dx = gy (p - onehot(t)) / N
+    """
 
     def forward(self, x, t):
         N = x.shape[0]
         m = x.max(axis=1, keepdims=True)
-        log_z = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))  # log sum_j exp(x_j)
+        # log sum_j exp(x_j)를 넘치지 않게
+        log_z = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))
         log_p = x - log_z
         return -log_p[np.arange(N), t].sum() / N
 

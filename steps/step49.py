@@ -38,7 +38,8 @@ from _common import FAST
 
 
 class Dataset:
-    """dataset[i] -> (transform(data[i]), target_transform(label[i])),  len(dataset) -> 개수."""
+    """dataset[i] -> (transform(data[i]), target_transform(label[i]))
+    len(dataset) -> 샘플 개수"""
 
     def __init__(self, train=True, transform=None, target_transform=None):
         self.train = train
@@ -83,7 +84,8 @@ def check_against_package():
 
 
 class Squares(Dataset):
-    """x = 0, 1, ..., 9, 정답 t = x^2: prepare()에서 data와 label을 채우기만 하면 된다."""
+    """x = 0, 1, ..., 9, 정답 t = x^2.
+    prepare()에서 data와 label을 채우기만 하면 된다."""
 
     def prepare(self):
         self.data = np.arange(10, dtype=np.float32).reshape(10, 1)
@@ -91,7 +93,8 @@ class Squares(Dataset):
 
 
 class NpyFolder(Dataset):
-    """폴더의 0.npy, 1.npy, ...를 요청이 올 때마다 하나씩 읽는 데이터셋 (전부를 메모리에 두지 않는다)."""
+    """폴더의 0.npy, 1.npy, ...를 요청이 올 때마다 하나씩 읽는다.
+    (전부를 메모리에 두지 않는다)"""
 
     def __init__(self, folder, size):
         self.folder, self.size = folder, size

@@ -49,7 +49,8 @@ def train(model, optimizer, loader, epochs):
 
 
 def new_run(seed=0):
-    """같은 시드의 (모델, 옵티마이저, 로더). 로더는 자기 난수열(seed)을 가져 섞는 순서가 재현된다."""
+    """같은 시드의 (모델, 옵티마이저, 로더).
+    로더는 자기 난수열(seed)을 가져 섞는 순서가 재현된다."""
     np.random.seed(seed)
     model = MLP((100, 10), activation=F.relu)
     optimizer = optimizers.MomentumSGD(lr=0.1).setup(model)

@@ -35,7 +35,8 @@ from _common import FAST
 
 
 class Net(Model):
-    """64 -> 100 -> 100 -> 10, ReLU. dropout_ratio > 0 이면 각 은닉층 뒤에 드롭아웃."""
+    """64 -> 100 -> 100 -> 10, ReLU.
+    dropout_ratio > 0 이면 각 은닉층 뒤에 드롭아웃."""
 
     def __init__(self, dropout_ratio):
         super().__init__()
@@ -49,7 +50,8 @@ class Net(Model):
 
 
 def accuracy(model, x, t):
-    with dezero_kr.test_mode(), dezero_kr.no_grad():  # 평가는 드롭아웃 없이, 그래프 없이
+    # 평가는 드롭아웃 없이(test_mode), 그래프 없이(no_grad)
+    with dezero_kr.test_mode(), dezero_kr.no_grad():
         return float(F.accuracy(model(x), t).data)
 
 

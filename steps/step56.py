@@ -36,7 +36,8 @@ from _common import save_figure
 
 
 def im2col(x, kernel_size, stride=1, pad=0):
-    """x (N, C, H, W) -> col (N*OH*OW, C*K*K). 행 = 창 하나 (n, oh, ow 순), 열 = (c, kh, kw) 순."""
+    """x (N, C, H, W) -> col (N*OH*OW, C*K*K).
+    행 = 창 하나 (n, oh, ow 순), 열 = (c, kh, kw) 순."""
     N, C, H, W = x.shape
     K, S = kernel_size, stride
     OH, OW = get_conv_outsize(H, K, S, pad), get_conv_outsize(W, K, S, pad)
@@ -44,13 +45,15 @@ def im2col(x, kernel_size, stride=1, pad=0):
     col = np.empty((N, C, K, K, OH, OW), dtype=x.dtype)
     for i in range(K):
         for j in range(K):
-            # 커널의 (i, j) 칸이 출력 (oh, ow)에서 보는 픽셀: img[:, :, i + S*oh, j + S*ow]
+            # 커널의 (i, j) 칸이 출력 (oh, ow)에서 보는 픽셀:
+            # img[:, :, i + S*oh, j + S*ow]
             col[:, :, i, j] = img[:, :, i:i + S * OH:S, j:j + S * OW:S]
     return col.transpose(0, 4, 5, 1, 2, 3).reshape(N * OH * OW, C * K * K)
 
 
 def col2im(col, x_shape, kernel_size, stride=1, pad=0):
-    """im2col의 역전파: 각 창의 값을 원래 자리에 더한다. 겹친 픽셀에는 여러 창의 값이 쌓인다."""
+    """im2col의 역전파: 각 창의 값을 원래 자리에 더한다.
+    겹친 픽셀에는 여러 창의 값이 쌓인다."""
     N, C, H, W = x_shape
     K, S = kernel_size, stride
     OH, OW = get_conv_outsize(H, K, S, pad), get_conv_outsize(W, K, S, pad)
@@ -107,14 +110,16 @@ def conv_by_loops(x, W, stride, pad):
     """정의 그대로의 합성곱 (느리지만 틀릴 곳이 없다)."""
     N, C, H, Wd = x.shape
     OC, _, KH, KW = W.shape
-    OH, OW = get_conv_outsize(H, KH, stride, pad), get_conv_outsize(Wd, KW, stride, pad)
+    OH = get_conv_outsize(H, KH, stride, pad)
+    OW = get_conv_outsize(Wd, KW, stride, pad)
     xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     y = np.zeros((N, OC, OH, OW))
     for n in range(N):
         for oc in range(OC):
             for i in range(OH):
                 for j in range(OW):
-                    window = xp[n, :, i * stride:i * stride + KH, j * stride:j * stride + KW]
+                    top, left = i * stride, j * stride
+                    window = xp[n, :, top:top + KH, left:left + KW]
                     y[n, oc, i, j] = np.sum(window * W[oc])
     return y
 
@@ -122,7 +127,8 @@ def conv_by_loops(x, W, stride, pad):
 def conv_by_im2col(x, W, stride, pad):
     N, C, H, Wd = x.shape
     OC, _, KH, KW = W.shape
-    OH, OW = get_conv_outsize(H, KH, stride, pad), get_conv_outsize(Wd, KW, stride, pad)
+    OH = get_conv_outsize(H, KH, stride, pad)
+    OW = get_conv_outsize(Wd, KW, stride, pad)
     col = im2col(x, KH, stride, pad)                # (N*OH*OW, C*KH*KW)
     y = col @ W.reshape(OC, -1).T                   # (N*OH*OW, OC): 행렬 곱 한 번
     return y.reshape(N, OH, OW, OC).transpose(0, 3, 1, 2)

@@ -41,7 +41,8 @@ from step56 import col2im, im2col
 
 
 class Conv2d(Function):
-    """y = conv(x, W) + b.  x (N, C, H, W), W (OC, C, K, K), b (OC,) -> (N, OC, OH, OW)."""
+    """y = conv(x, W) + b.
+    x (N, C, H, W), W (OC, C, K, K), b (OC,) -> y (N, OC, OH, OW)."""
 
     def __init__(self, stride=1, pad=0):
         self.stride, self.pad = stride, pad
@@ -58,7 +59,8 @@ class Conv2d(Function):
     def backward(self, gy):
         x, W, b = (v.data for v in self.inputs)
         OC, _, K, _ = W.shape
-        g = gy.data.transpose(0, 2, 3, 1).reshape(-1, OC)  # 순전파의 y와 같은 (N*OH*OW, OC)
+        # 순전파의 y와 같은 (N*OH*OW, OC) 모양으로
+        g = gy.data.transpose(0, 2, 3, 1).reshape(-1, OC)
         col = im2col(x, K, self.stride, self.pad)
         gW = (g.T @ col).reshape(W.shape)
         gb = g.sum(axis=0)                                 # b는 모든 행에 더해졌다
@@ -67,16 +69,19 @@ class Conv2d(Function):
 
 
 class MaxPooling(Function):
-    """창(K x K, 스트라이드 S, 패딩 없음)마다 최댓값.  x (N, C, H, W) -> (N, C, OH, OW)."""
+    """창(K x K, 스트라이드 S, 패딩 없음)마다 최댓값.
+    x (N, C, H, W) -> (N, C, OH, OW)."""
 
     def __init__(self, kernel_size, stride):
         self.K, self.S = kernel_size, stride
 
     def forward(self, x):
         N, C, H, W = x.shape
-        OH, OW = get_conv_outsize(H, self.K, self.S, 0), get_conv_outsize(W, self.K, self.S, 0)
+        OH = get_conv_outsize(H, self.K, self.S, 0)
+        OW = get_conv_outsize(W, self.K, self.S, 0)
         col = im2col(x, self.K, self.S).reshape(N, OH, OW, C, self.K * self.K)
-        self.argmax = col.argmax(axis=4)  # 창 안에서 최댓값의 자리 (같은 값이면 처음 것)
+        # 창 안에서 최댓값의 자리 (같은 값이 여럿이면 처음 것)
+        self.argmax = col.argmax(axis=4)
         return col.max(axis=4).transpose(0, 3, 1, 2)
 
     def backward(self, gy):

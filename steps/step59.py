@@ -43,7 +43,8 @@ from _common import FAST, save_lines
 
 
 class RNN(L.Layer):
-    """h = tanh(x2h(x) + h2h(h_prev)). 상태 h는 reset_state() 전까지 호출 사이에 이어진다."""
+    """h = tanh(x2h(x) + h2h(h_prev)).
+    상태 h는 reset_state() 전까지 호출 사이에 이어진다."""
 
     def __init__(self, hidden_size, in_size=None):
         super().__init__()
@@ -135,7 +136,8 @@ if __name__ == '__main__':
             if count % bptt_length == 0 or count == seqlen:
                 model.cleargrads()
                 loss.backward()
-                loss.unchain_backward()  # 이 구간의 그래프를 끊는다 (h의 값은 다음 구간으로 이어진다)
+                # 이 구간의 그래프를 끊는다 (h의 값은 다음 구간으로 이어진다)
+                loss.unchain_backward()
                 optimizer.update()
                 sum_loss += loss.data.item()
                 loss = 0

@@ -43,14 +43,16 @@ from step59 import SimpleRNN, compare_recurrent, predict_curve
 
 
 class LSTM(L.Layer):
-    """c = f c_prev + i u,  h = o tanh(c).  매개변수 배치는 DeZero와 같다 (x2f ... h2u)."""
+    """c = f c_prev + i u,  h = o tanh(c).
+    매개변수 배치는 DeZero와 같다 (x2f ... h2u)."""
 
     def __init__(self, hidden_size, in_size=None):
         super().__init__()
         H, I = hidden_size, in_size
         self.x2f, self.x2i = L.Linear(H, in_size=I), L.Linear(H, in_size=I)
         self.x2o, self.x2u = L.Linear(H, in_size=I), L.Linear(H, in_size=I)
-        self.h2f = L.Linear(H, in_size=H, nobias=True)  # h 쪽은 편향 없이 (x 쪽에 이미 있다)
+        # h 쪽은 편향 없이 (x 쪽에 이미 있다)
+        self.h2f = L.Linear(H, in_size=H, nobias=True)
         self.h2i = L.Linear(H, in_size=H, nobias=True)
         self.h2o = L.Linear(H, in_size=H, nobias=True)
         self.h2u = L.Linear(H, in_size=H, nobias=True)
@@ -65,8 +67,10 @@ class LSTM(L.Layer):
             return (F.sigmoid(self.x2f(x)), F.sigmoid(self.x2i(x)),
                     F.sigmoid(self.x2o(x)), F.tanh(self.x2u(x)))
         h = self.h
-        return (F.sigmoid(self.x2f(x) + self.h2f(h)), F.sigmoid(self.x2i(x) + self.h2i(h)),
-                F.sigmoid(self.x2o(x) + self.h2o(h)), F.tanh(self.x2u(x) + self.h2u(h)))
+        return (F.sigmoid(self.x2f(x) + self.h2f(h)),
+                F.sigmoid(self.x2i(x) + self.h2i(h)),
+                F.sigmoid(self.x2o(x) + self.h2o(h)),
+                F.tanh(self.x2u(x) + self.h2u(h)))
 
     def forward(self, x):
         f, i, o, u = self.gates(x)
@@ -77,7 +81,8 @@ class LSTM(L.Layer):
 
 
 def check_cell_path():
-    """역전파로 dc_t/dc_{t-1}을 구하면 f_t와 같다 (c_{t-1}을 잎 변수로 두고 sum(c_t)를 역전파)."""
+    """역전파로 구한 dc_t/dc_{t-1}이 f_t와 같다.
+    (c_{t-1}을 잎 변수로 두고 sum(c_t)를 역전파한다)"""
     np.random.seed(0)
     lstm = LSTM(4)
     x = np.random.default_rng(1).standard_normal((2, 3))
@@ -92,7 +97,8 @@ def check_cell_path():
 
 
 class BetterRNN(SimpleRNN):
-    """59단계의 모델에서 순환 계층만 LSTM으로 바꾼다 (forward, reset_state는 그대로)."""
+    """59단계의 모델에서 순환 계층만 LSTM으로 바꾼다.
+    (forward, reset_state는 그대로)"""
     recurrent_layer = LSTM
 
 

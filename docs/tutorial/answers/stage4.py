@@ -39,8 +39,10 @@ def exercise_1():
 
 
 def exercise_2():
-    """count_params: 2 -> 10 -> 20 -> 3 has 2*10+10 + 10*20+20 + 20*3+3 = 313 numbers;
-    before the first forward only the biases exist (10 + 20 + 3 = 33): W is created lazily."""
+    """count_params of 2 -> 10 -> 20 -> 3:
+    2*10+10 + 10*20+20 + 20*3+3 = 313 numbers after the first forward;
+    before it only the biases exist (10 + 20 + 3 = 33): W is created lazily.
+    """
 
     def count_params(layer):
         return sum(p.data.size for p in layer.params() if p.data is not None)
@@ -68,11 +70,14 @@ def exercise_3():
 
 
 def exercise_4():
-    """x = (ln 1, ln 2, ln 5), t = 2: p = (1/8, 2/8, 5/8), L = -ln(5/8) = ln 1.6 = 0.470004,
-    dL/dx = p - onehot(t) = (0.125, 0.25, -0.375)."""
+    """x = (ln 1, ln 2, ln 5), t = 2:  p = (1/8, 2/8, 5/8),
+    L = -ln(5/8) = ln 1.6 = 0.470004,
+    dL/dx = p - onehot(t) = (0.125, 0.25, -0.375).
+    """
     x = Variable(np.log(np.array([[1.0, 2.0, 5.0]])))
     loss = F.softmax_cross_entropy(x, np.array([2]))
     loss.backward()
     np.testing.assert_allclose(float(loss.data), math.log(1.6), rtol=1e-14)
     assert round(float(loss.data), 6) == 0.470004
-    np.testing.assert_allclose(x.grad.data, [[0.125, 0.25, -0.375]], rtol=1e-14, atol=1e-16)
+    np.testing.assert_allclose(x.grad.data, [[0.125, 0.25, -0.375]],
+                               rtol=1e-14, atol=1e-16)

@@ -12,20 +12,26 @@ from dezero_kr.utils import get_conv_outsize
 
 
 def exercise_1():
-    """OH = (H + 2P - K) // S + 1: (28 - 5) // 1 + 1 = 24, (32 + 2 - 3) // 2 + 1 = 16,
-    (224 + 6 - 7) // 2 + 1 = 112, (7 - 3) // 3 + 1 = 2 (the last 2 columns are never used)."""
-    cases = {(28, 5, 1, 0): 24, (32, 3, 2, 1): 16, (224, 7, 2, 3): 112, (7, 3, 3, 0): 2}
+    """OH = (H + 2P - K) // S + 1:
+    (28 - 5) // 1 + 1 = 24,  (32 + 2 - 3) // 2 + 1 = 16,
+    (224 + 6 - 7) // 2 + 1 = 112,  (7 - 3) // 3 + 1 = 2 (2 columns unused).
+    """
+    cases = {(28, 5, 1, 0): 24, (32, 3, 2, 1): 16,
+             (224, 7, 2, 3): 112, (7, 3, 3, 0): 2}
     for (H, K, S, P), expected in cases.items():
         assert (H + 2 * P - K) // S + 1 == expected
         assert get_conv_outsize(H, K, S, P) == expected
         if H <= 32:  # 작은 입력은 실제 합성곱의 출력 모양으로도 확인한다
-            y = F.conv2d(np.zeros((1, 1, H, H)), np.zeros((1, 1, K, K)), stride=S, pad=P)
+            x, W = np.zeros((1, 1, H, H)), np.zeros((1, 1, K, K))
+            y = F.conv2d(x, W, stride=S, pad=P)
             assert y.shape == (1, 1, expected, expected)
 
 
 def exercise_2():
-    """im2col of (2, 3, 5, 5), 3x3, stride 1, pad 1: OH = OW = 5, so (2*5*5, 3*3*3) = (50, 27).
-    Conv2d(16, 3) on 3 channels: W (16, 3, 3, 3) = 432 numbers + b (16,) = 448."""
+    """im2col of (2, 3, 5, 5), 3x3, stride 1, pad 1: OH = OW = 5,
+    so (2*5*5, 3*3*3) = (50, 27).
+    Conv2d(16, 3) on 3 channels: W (16, 3, 3, 3) = 432 numbers + b (16,) = 448.
+    """
     col = F.im2col(np.zeros((2, 3, 5, 5)), kernel_size=3, stride=1, pad=1)
     assert col.shape == (2 * 5 * 5, 3 * 3 * 3) == (50, 27)
     np.random.seed(0)
@@ -36,8 +42,10 @@ def exercise_2():
 
 
 def exercise_3():
-    """Each window's gradient goes to its maximum only: 4 at (1, 1) gets 1, 5 at (0, 2) gets 2,
-    6 at (3, 1) gets 3, 9 at (3, 2) gets 4; every other pixel gets 0."""
+    """Each window's gradient goes to its maximum only:
+    4 at (1, 1) gets 1, 5 at (0, 2) gets 2, 6 at (3, 1) gets 3, 9 at (3, 2) gets 4;
+    every other pixel gets 0.
+    """
     x = Variable(np.array([[[[1.0, 2.0, 5.0, 0.0],
                              [3.0, 4.0, 1.0, 2.0],
                              [0.0, 1.0, 7.0, 8.0],
@@ -53,8 +61,9 @@ def exercise_3():
 
 
 def exercise_4():
-    """dc_t/dc_{t-1} = f, so ten steps back: f^10 = 0.9^10 = 0.3486784401 (a product of f's
-    only: no W_h and no tanh' on this path)."""
+    """dc_t/dc_{t-1} = f, so ten steps back: f^10 = 0.9^10 = 0.3486784401
+    (a product of f's only: no W_h and no tanh' on this path).
+    """
     f = 0.9
     c0 = Variable(np.array(1.0))
     c = c0
