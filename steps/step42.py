@@ -78,10 +78,10 @@ def check_mean_squared_error():
         y.backward()
         results.append((float(y.data), x0.grad.data, x1.grad.data))
     (y, g0, g1), (y_pkg, g0_pkg, g1_pkg), (y_naive, _, _) = results
-    np.testing.assert_allclose([y, y_naive], y_pkg, rtol=1e-15)
-    np.testing.assert_allclose(g0, g0_pkg, rtol=1e-15)
-    np.testing.assert_allclose(g1, g1_pkg, rtol=1e-15)
-    np.testing.assert_allclose(g0, 2 * (a - b) / 5, rtol=1e-15)  # 유도한 식 그대로
+    np.testing.assert_allclose([y, y_naive], y_pkg, rtol=1e-13)
+    np.testing.assert_allclose(g0, g0_pkg, rtol=1e-13)
+    np.testing.assert_allclose(g1, g1_pkg, rtol=1e-13)
+    np.testing.assert_allclose(g0, 2 * (a - b) / 5, rtol=1e-13)  # 유도한 식 그대로
     assert gradient_check(lambda v: mean_squared_error(v, b), a)
     assert gradient_check(lambda v: mean_squared_error(a, v), b)
     print(f'MeanSquaredError 확인: 값 {y:.6f} == F.mean_squared_error,'
