@@ -44,20 +44,24 @@ def save_weights(model, path):
     arrays = {key: param.data for key, param in model.named_params()}
     tmp = path + '.tmp.npz'
     np.savez(tmp, **arrays)
-    os.replace(tmp, path)  # 다 쓴 뒤에 이름을 바꾼다: 도중에 멈춰도 이전 파일은 그대로
+    # 다 쓴 뒤에 이름을 바꾼다: 도중에 멈춰도 이전 파일은 그대로
+    os.replace(tmp, path)
 
 
 def load_weights(model, path):
-    """save_weights의 파일을 읽어 채운다. 키나 모양이 하나라도 다르면 아무것도 바꾸지 않는다."""
+    """save_weights의 파일을 읽어 채운다.
+    키나 모양이 하나라도 다르면 아무것도 바꾸지 않는다."""
     params = dict(model.named_params())
-    with np.load(path, allow_pickle=False) as npz:  # pickle을 풀지 않는다: 코드가 실행될 일이 없다
+    # pickle을 풀지 않는다: 파일을 읽다가 코드가 실행될 일이 없다
+    with np.load(path, allow_pickle=False) as npz:
         if sorted(npz.files) != sorted(params):
-            raise ValueError(f'load_weights: 키가 다릅니다: 파일 {sorted(npz.files)}, '
-                             f'모델 {sorted(params)}')
+            raise ValueError(f'load_weights: 키가 다릅니다: '
+                             f'파일 {sorted(npz.files)}, 모델 {sorted(params)}')
         arrays = {key: npz[key] for key in npz.files}
     for key, param in params.items():  # 먼저 모두 확인하고
         if arrays[key].shape != param.data.shape:
-            raise ValueError(f'load_weights: {key!r}의 모양이 파일에서 {arrays[key].shape}, '
+            raise ValueError(f'load_weights: {key!r}의 모양이 '
+                             f'파일에서 {arrays[key].shape}, '
                              f'모델에서 {param.data.shape}입니다')
     for key, param in params.items():  # 그다음에 바꾼다
         param.data = arrays[key].astype(param.data.dtype)

@@ -48,7 +48,8 @@ class VGG16(Model):
         for b, (channels, n) in enumerate(BLOCKS, start=1):
             for i in range(1, n + 1):
                 conv = L.Conv2d(channels, kernel_size=3, stride=1, pad=1)
-                setattr(self, f'conv{b}_{i}', conv)  # conv1_1, conv1_2, conv2_1, ...
+                # conv1_1, conv1_2, conv2_1, ...
+                setattr(self, f'conv{b}_{i}', conv)
         self.fc6 = L.Linear(4096)
         self.fc7 = L.Linear(4096)
         self.fc8 = L.Linear(1000)
