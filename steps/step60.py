@@ -49,8 +49,10 @@ class LSTM(L.Layer):
     def __init__(self, hidden_size, in_size=None):
         super().__init__()
         H, I = hidden_size, in_size
-        self.x2f, self.x2i = L.Linear(H, in_size=I), L.Linear(H, in_size=I)
-        self.x2o, self.x2u = L.Linear(H, in_size=I), L.Linear(H, in_size=I)
+        self.x2f = L.Linear(H, in_size=I)
+        self.x2i = L.Linear(H, in_size=I)
+        self.x2o = L.Linear(H, in_size=I)
+        self.x2u = L.Linear(H, in_size=I)
         # h 쪽은 편향 없이 (x 쪽에 이미 있다)
         self.h2f = L.Linear(H, in_size=H, nobias=True)
         self.h2i = L.Linear(H, in_size=H, nobias=True)
@@ -62,7 +64,7 @@ class LSTM(L.Layer):
         self.h, self.c = None, None
 
     def gates(self, x):
-        """(f, i, o, u): x와 이전 h로만 정해진다 (이전 c는 쓰지 않는다)."""
+        """(f, i, o, u): x와 이전 h로만 정해진다 (이전 c는 안 쓴다)."""
         if self.h is None:
             return (F.sigmoid(self.x2f(x)), F.sigmoid(self.x2i(x)),
                     F.sigmoid(self.x2o(x)), F.tanh(self.x2u(x)))
