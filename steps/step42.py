@@ -72,7 +72,8 @@ def check_mean_squared_error():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((5, 2)), rng.standard_normal((5, 2))
     results = []
-    for f in (mean_squared_error, F.mean_squared_error, mean_squared_naive):
+    functions = (mean_squared_error, F.mean_squared_error, mean_squared_naive)
+    for f in functions:
         x0, x1 = Variable(a), Variable(b)
         y = f(x0, x1)
         y.backward()
@@ -81,7 +82,8 @@ def check_mean_squared_error():
     np.testing.assert_allclose([y, y_naive], y_pkg, rtol=1e-13)
     np.testing.assert_allclose(g0, g0_pkg, rtol=1e-13)
     np.testing.assert_allclose(g1, g1_pkg, rtol=1e-13)
-    np.testing.assert_allclose(g0, 2 * (a - b) / 5, rtol=1e-13)  # 유도한 식 그대로
+    # 유도한 식 그대로
+    np.testing.assert_allclose(g0, 2 * (a - b) / 5, rtol=1e-13)
     assert gradient_check(lambda v: mean_squared_error(v, b), a)
     assert gradient_check(lambda v: mean_squared_error(a, v), b)
     print(f'MeanSquaredError 확인: 값 {y:.6f} == F.mean_squared_error,'

@@ -49,7 +49,8 @@ class Linear(Function):
         x, W, b = self.inputs
         gx = F.matmul(gy, W.T)
         gW = F.matmul(x.T, gy)
-        gb = F.sum_to(gy, b.shape)  # b는 N개 행 모두에 더해졌다: 행 방향으로 더한다
+        # b는 N개 행 모두에 더해졌다: 행 방향으로 더한다
+        gb = F.sum_to(gy, b.shape)
         return gx, gW, gb
 
 
@@ -60,7 +61,8 @@ class Sigmoid(Function):
         return 1 / (1 + np.exp(-x))
 
     def backward(self, gy):
-        y = self.outputs[0]()  # 순전파의 출력 (약한 참조로 기억해 둔 Variable)
+        # 순전파의 출력 (약한 참조로 기억해 둔 Variable)
+        y = self.outputs[0]()
         return gy * y * (1 - y)
 
 

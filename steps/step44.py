@@ -54,7 +54,8 @@ class Layer:
         return self.forward(*inputs)
 
     def forward(self, *inputs):
-        raise NotImplementedError(f'{type(self).__name__}.forward가 없습니다')
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward가 없습니다')
 
     def named_params(self):
         for name in self._params:
@@ -70,11 +71,14 @@ class Layer:
 
 
 class Linear(Layer):
-    """y = x W + b. x (N, I) -> (N, O). W (I, O)는 첫 입력을 볼 때 만든다."""
+    """y = x W + b. x (N, I) -> (N, O).
+    W (I, O)는 첫 입력을 볼 때 만든다."""
 
     def __init__(self, out_size, in_size=None, dtype=np.float32):
         super().__init__()
-        self.in_size, self.out_size, self.dtype = in_size, out_size, dtype
+        self.in_size = in_size
+        self.out_size = out_size
+        self.dtype = dtype
         self.W = Parameter(None, name='W')
         if in_size is not None:
             self._init_W()
@@ -83,8 +87,9 @@ class Linear(Layer):
     def _init_W(self):
         I, O = self.in_size, self.out_size
         # math.sqrt는 파이썬 float: float32 배열과 곱해도 float32로 남는다
-        # (np.sqrt의 결과는 np.float64라 NumPy 2에서는 배열이 float64로 바뀐다)
-        self.W.data = np.random.randn(I, O).astype(self.dtype) * math.sqrt(1 / I)
+        # (np.sqrt는 np.float64를 돌려줘 NumPy 2에서 배열이 float64가 된다)
+        W = np.random.randn(I, O).astype(self.dtype)
+        self.W.data = W * math.sqrt(1 / I)
 
     def forward(self, x):
         if self.W.data is None:  # 지연 초기화: 입력 크기를 이제 안다

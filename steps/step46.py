@@ -62,7 +62,8 @@ class Optimizer:
             self.update_one(param)
 
     def update_one(self, param):
-        raise NotImplementedError(f'{type(self).__name__}.update_one이 없습니다')
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.update_one이 없습니다')
 
     def add_hook(self, f):
         self.hooks.append(f)
@@ -80,7 +81,8 @@ class SGD(Optimizer):
 
 
 class MomentumSGD(Optimizer):
-    """v <- momentum v - lr g;  p <- p + v   (v는 매개변수마다 하나, 처음에는 0)"""
+    """v <- momentum v - lr g;  p <- p + v
+    (v는 매개변수마다 하나, 처음에는 0)"""
 
     def __init__(self, lr=0.01, momentum=0.9):
         super().__init__()

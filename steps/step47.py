@@ -68,7 +68,8 @@ class SoftmaxCrossEntropy(Function):
         x, t = self.inputs
         N, C = x.shape
         onehot = np.eye(C, dtype=x.dtype)[t.data]
-        return (softmax(x) - onehot) * (gy / N), None  # 정답 t는 미분하지 않는다
+        gx = (softmax(x) - onehot) * (gy / N)
+        return gx, None  # 정답 t는 미분하지 않는다
 
 
 def softmax_cross_entropy(x, t):

@@ -43,9 +43,9 @@ class Dataset:
 
     def __init__(self, train=True, transform=None, target_transform=None):
         self.train = train
-        self.transform = transform if transform is not None else (lambda x: x)
-        self.target_transform = (target_transform if target_transform is not None
-                                 else (lambda t: t))
+        identity = lambda v: v  # noqa: E731  (전처리가 없으면 그대로)
+        self.transform = transform or identity
+        self.target_transform = target_transform or identity
         self.data = None
         self.label = None
         self.prepare()

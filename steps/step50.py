@@ -41,20 +41,23 @@ from _common import FAST, save_plot
 
 
 class DataLoader:
-    """for x, t in loader: 한 에폭 동안 batch_size개씩 (마지막 배치는 남은 만큼)."""
+    """for x, t in loader: 한 에폭 동안 batch_size개씩.
+    (마지막 배치는 남은 만큼)"""
 
     def __init__(self, dataset, batch_size, shuffle=True):
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.data_size = len(dataset)
-        self.max_iter = math.ceil(self.data_size / batch_size)  # 에폭당 배치 수
+        # 에폭당 배치 수
+        self.max_iter = math.ceil(self.data_size / batch_size)
         self.reset()
 
     def reset(self):
         self.iteration = 0
         if self.shuffle:
-            self.index = np.random.permutation(self.data_size)  # 에폭마다 새 순서
+            # 에폭마다 새 순서
+            self.index = np.random.permutation(self.data_size)
         else:
             self.index = np.arange(self.data_size)
 
@@ -69,7 +72,8 @@ class DataLoader:
             self.reset()  # 다음 for 문은 새 에폭
             raise StopIteration
         i, size = self.iteration, self.batch_size
-        batch_index = self.index[i * size:(i + 1) * size]  # 끝을 넘으면 남은 만큼만
+        # 끝을 넘으면 남은 만큼만
+        batch_index = self.index[i * size:(i + 1) * size]
         batch = [self.dataset[j] for j in batch_index]
         x = np.array([example[0] for example in batch])
         t = np.array([example[1] for example in batch])

@@ -56,7 +56,8 @@ def load_weights(model, path):
     with np.load(path, allow_pickle=False) as npz:
         if sorted(npz.files) != sorted(params):
             raise ValueError(f'load_weights: 키가 다릅니다: '
-                             f'파일 {sorted(npz.files)}, 모델 {sorted(params)}')
+                             f'파일 {sorted(npz.files)}, '
+                             f'모델 {sorted(params)}')
         arrays = {key: npz[key] for key in npz.files}
     for key, param in params.items():  # 먼저 모두 확인하고
         if arrays[key].shape != param.data.shape:

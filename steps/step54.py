@@ -39,12 +39,14 @@ from _common import FAST
 
 
 def dropout(x, dropout_ratio=0.5):
-    """학습 모드: x * mask / (1 - ratio), mask의 각 원소는 확률 1 - ratio로 1.
+    """학습 모드: x * mask / (1 - ratio).
+    mask의 각 원소는 확률 1 - ratio로 1, 아니면 0.
     테스트 모드(Config.train이 False): x 그대로."""
     x = as_variable(x)
     if not dezero_kr.Config.train:
         return x
-    mask = np.random.rand(*x.shape) > dropout_ratio  # 살아남는 원소가 True
+    # 살아남는 원소가 True
+    mask = np.random.rand(*x.shape) > dropout_ratio
     return x * mask.astype(x.dtype) / (1.0 - dropout_ratio)
 
 
@@ -73,7 +75,9 @@ class Net(Model):
 
     def __init__(self, dropout_ratio):
         super().__init__()
-        self.l1, self.l2, self.l3 = L.Linear(100), L.Linear(100), L.Linear(10)
+        self.l1 = L.Linear(100)
+        self.l2 = L.Linear(100)
+        self.l3 = L.Linear(10)
         self.dropout_ratio = dropout_ratio
 
     def forward(self, x):

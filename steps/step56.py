@@ -40,7 +40,8 @@ def im2col(x, kernel_size, stride=1, pad=0):
     행 = 창 하나 (n, oh, ow 순), 열 = (c, kh, kw) 순."""
     N, C, H, W = x.shape
     K, S = kernel_size, stride
-    OH, OW = get_conv_outsize(H, K, S, pad), get_conv_outsize(W, K, S, pad)
+    OH = get_conv_outsize(H, K, S, pad)
+    OW = get_conv_outsize(W, K, S, pad)
     img = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
     col = np.empty((N, C, K, K, OH, OW), dtype=x.dtype)
     for i in range(K):
@@ -48,7 +49,8 @@ def im2col(x, kernel_size, stride=1, pad=0):
             # 커널의 (i, j) 칸이 출력 (oh, ow)에서 보는 픽셀:
             # img[:, :, i + S*oh, j + S*ow]
             col[:, :, i, j] = img[:, :, i:i + S * OH:S, j:j + S * OW:S]
-    return col.transpose(0, 4, 5, 1, 2, 3).reshape(N * OH * OW, C * K * K)
+    col = col.transpose(0, 4, 5, 1, 2, 3)  # (N, OH, OW, C, K, K)
+    return col.reshape(N * OH * OW, C * K * K)
 
 
 def col2im(col, x_shape, kernel_size, stride=1, pad=0):
@@ -56,7 +58,8 @@ def col2im(col, x_shape, kernel_size, stride=1, pad=0):
     겹친 픽셀에는 여러 창의 값이 쌓인다."""
     N, C, H, W = x_shape
     K, S = kernel_size, stride
-    OH, OW = get_conv_outsize(H, K, S, pad), get_conv_outsize(W, K, S, pad)
+    OH = get_conv_outsize(H, K, S, pad)
+    OW = get_conv_outsize(W, K, S, pad)
     col = col.reshape(N, OH, OW, C, K, K).transpose(0, 3, 4, 5, 1, 2)
     img = np.zeros((N, C, H + 2 * pad, W + 2 * pad), dtype=col.dtype)
     for i in range(K):
@@ -130,7 +133,8 @@ def conv_by_im2col(x, W, stride, pad):
     OH = get_conv_outsize(H, KH, stride, pad)
     OW = get_conv_outsize(Wd, KW, stride, pad)
     col = im2col(x, KH, stride, pad)                # (N*OH*OW, C*KH*KW)
-    y = col @ W.reshape(OC, -1).T                   # (N*OH*OW, OC): 행렬 곱 한 번
+    # (N*OH*OW, OC): 행렬 곱 한 번
+    y = col @ W.reshape(OC, -1).T
     return y.reshape(N, OH, OW, OC).transpose(0, 3, 1, 2)
 
 

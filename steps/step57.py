@@ -50,10 +50,10 @@ class Conv2d(Function):
     def forward(self, x, W, b):
         N, C, H, Wd = x.shape
         OC, _, K, _ = W.shape
-        OH = get_conv_outsize(H, K, self.stride, self.pad)
-        OW = get_conv_outsize(Wd, K, self.stride, self.pad)
-        col = im2col(x, K, self.stride, self.pad)        # (N*OH*OW, C*K*K)
-        y = col @ W.reshape(OC, -1).T + b                # (N*OH*OW, OC)
+        S, P = self.stride, self.pad
+        OH, OW = get_conv_outsize(H, K, S, P), get_conv_outsize(Wd, K, S, P)
+        col = im2col(x, K, S, P)           # (N*OH*OW, C*K*K)
+        y = col @ W.reshape(OC, -1).T + b  # (N*OH*OW, OC)
         return y.reshape(N, OH, OW, OC).transpose(0, 3, 1, 2)
 
     def backward(self, gy):
@@ -63,8 +63,9 @@ class Conv2d(Function):
         g = gy.data.transpose(0, 2, 3, 1).reshape(-1, OC)
         col = im2col(x, K, self.stride, self.pad)
         gW = (g.T @ col).reshape(W.shape)
-        gb = g.sum(axis=0)                                 # b는 모든 행에 더해졌다
-        gx = col2im(g @ W.reshape(OC, -1), x.shape, K, self.stride, self.pad)
+        gb = g.sum(axis=0)  # b는 모든 행에 더해졌다
+        gcol = g @ W.reshape(OC, -1)
+        gx = col2im(gcol, x.shape, K, self.stride, self.pad)
         return gx, gW, gb
 
 
@@ -79,18 +80,21 @@ class MaxPooling(Function):
         N, C, H, W = x.shape
         OH = get_conv_outsize(H, self.K, self.S, 0)
         OW = get_conv_outsize(W, self.K, self.S, 0)
-        col = im2col(x, self.K, self.S).reshape(N, OH, OW, C, self.K * self.K)
+        col = im2col(x, self.K, self.S)
+        col = col.reshape(N, OH, OW, C, self.K * self.K)
         # 창 안에서 최댓값의 자리 (같은 값이 여럿이면 처음 것)
         self.argmax = col.argmax(axis=4)
         return col.max(axis=4).transpose(0, 3, 1, 2)
 
     def backward(self, gy):
         x = self.inputs[0].data
-        g = gy.data.transpose(0, 2, 3, 1)                  # (N, OH, OW, C)
+        g = gy.data.transpose(0, 2, 3, 1)  # (N, OH, OW, C)
         gcol = np.zeros(g.shape + (self.K * self.K,), dtype=g.dtype)
-        np.put_along_axis(gcol, self.argmax[..., None], g[..., None], axis=4)
-        return col2im(gcol.reshape(g.shape[0] * g.shape[1] * g.shape[2], -1),
-                      x.shape, self.K, self.S)
+        where = self.argmax[..., None]
+        np.put_along_axis(gcol, where, g[..., None], axis=4)
+        N, OH, OW, C = g.shape
+        gcol = gcol.reshape(N * OH * OW, C * self.K * self.K)
+        return col2im(gcol, x.shape, self.K, self.S)
 
 
 def conv2d(x, W, b, stride=1, pad=0):
@@ -168,7 +172,8 @@ if __name__ == '__main__':
                                 [0.0, 1.0, 7.0, 8.0],
                                 [2.0, 6.0, 9.0, 3.0]]]]))
     print('\n4x4 이미지:\n', img.data[0, 0], sep='')
-    for name, pool in (('최대 풀링', max_pooling), ('평균 풀링', F.average_pooling)):
+    pools = (('최대 풀링', max_pooling), ('평균 풀링', F.average_pooling))
+    for name, pool in pools:
         img.cleargrad()
         y = pool(img, kernel_size=2, stride=2)
         y.backward()

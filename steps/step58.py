@@ -41,13 +41,14 @@ BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))  # (채널, 합성곱
 
 
 class VGG16(Model):
-    """3x3 합성곱(패딩 1) 블록 5개 + 완전연결층 3개. x (N, 3, H, W) -> (N, 1000)."""
+    """3x3 합성곱(패딩 1) 블록 5개 + 완전연결층 3개.
+    x (N, 3, H, W) -> (N, 1000)."""
 
     def __init__(self):
         super().__init__()
         for b, (channels, n) in enumerate(BLOCKS, start=1):
             for i in range(1, n + 1):
-                conv = L.Conv2d(channels, kernel_size=3, stride=1, pad=1)
+                conv = L.Conv2d(channels, 3, stride=1, pad=1)
                 # conv1_1, conv1_2, conv2_1, ...
                 setattr(self, f'conv{b}_{i}', conv)
         self.fc6 = L.Linear(4096)

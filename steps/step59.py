@@ -49,7 +49,8 @@ class RNN(L.Layer):
     def __init__(self, hidden_size, in_size=None):
         super().__init__()
         self.x2h = L.Linear(hidden_size, in_size=in_size)
-        self.h2h = L.Linear(hidden_size, in_size=hidden_size, nobias=True)
+        H = hidden_size
+        self.h2h = L.Linear(H, in_size=H, nobias=True)
         self.h = None
 
     def reset_state(self):
