@@ -14,7 +14,8 @@
 * save_plot(그리기 함수, ..., to_file=...): dezero_kr.plot의 함수(학습 곡선, 결정 경계 ...)로 그림을
   현재 폴더에 쓴다. matplotlib이 없으면 알리고 넘어간다(설치: pip install matplotlib).
 * save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
-* save_figure(draw, to_file): draw(ax)가 그린 matplotlib 그림 하나를 작은 PNG로 쓴다(한글 글꼴 포함).
+* save_figure(draw, to_file, ncols=1): matplotlib 그림 하나를 작은 PNG로 쓴다(한글 글꼴 포함). 칸(axes)이
+  하나면 draw(ax), ncols개면 draw([ax, ...])로 그린다 (save_lines로 안 되는 그림: 산점도 + 맞춘 곡선 ...).
 """
 import os
 import sys
@@ -84,8 +85,8 @@ def save_lines(xs, curves, to_file):
     print(f'[그림 저장] {to_file}', file=sys.stderr)
 
 
-def save_figure(draw, to_file, figsize=(6, 4)):
-    """draw(ax)로 그린 그림을 to_file에 dpi 100으로 쓴다. matplotlib이 없으면 알리고 넘어간다.
+def save_figure(draw, to_file, ncols=1):
+    """draw(ax) (ncols > 1이면 draw([ax, ...]))로 그린 그림을 to_file에 쓴다. matplotlib이 없으면 건너뛴다.
 
     라틴 문자와 수식은 DejaVu Sans로, 그 글꼴에 없는 한글은 나눔고딕으로 그린다(글자마다 대체).
     나눔고딕을 앞에 두면 로그 눈금의 빼기 기호(U+2212)가 네모로 깨진다.
@@ -97,11 +98,10 @@ def save_figure(draw, to_file, figsize=(6, 4)):
     except ImportError:
         print('[그림 생략] matplotlib이 없습니다: pip install matplotlib', file=sys.stderr)
         return
-    fonts = {'font.family': ['DejaVu Sans', 'NanumGothic']}
-    with matplotlib.rc_context(fonts):
-        fig = Figure(figsize=figsize)
+    with matplotlib.rc_context({'font.family': ['DejaVu Sans', 'NanumGothic']}):
+        fig = Figure(figsize=(max(6.0, 3.2 * ncols + 0.4), 4), layout='constrained')
         FigureCanvasAgg(fig)  # 창을 띄우지 않고 파일로만 그린다
-        draw(fig.add_subplot(1, 1, 1))
-        fig.tight_layout()
+        axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+        draw(axes[0] if ncols == 1 else axes)
         fig.savefig(to_file, dpi=100)
     print(f'[그림 저장] {to_file}', file=sys.stderr)

@@ -7,14 +7,21 @@
     손실      L = (1/N) sum (y_pred - y)^2       평균 제곱 오차(MSE)
     갱신      W <- W - lr * dL/dW,  b <- b - lr * dL/db
 
-지금까지 만든 부품(행렬 곱, 브로드캐스트 덧셈, sum, 거듭제곱)만으로 손실이 적히고, 기울기는
-역전파가 구한다. (dezero_kr.functions에는 같은 일을 하는 F.mean_squared_error도 있다. 여기서는 식이
-보이도록 직접 적는다.)
+지금까지 만든 부품(행렬 곱, 브로드캐스트 덧셈, sum, 거듭제곱)만으로 손실을 적을 수 있다
+(mean_squared_naive). 그러면 뺄셈, 거듭제곱, sum, 나눗셈이 모두 그래프에 남는다. 손실을 Function
+하나로 쓰면 중간 변수가 남지 않는다. 역전파 식은 직접 유도한다(diff = x0 - x1, N = len(diff)).
+
+    L = sum(diff^2) / N          dL/dx0 = gy * 2 diff / N,   dL/dx1 = -dL/dx0
+
+MeanSquaredError를 패키지의 F.mean_squared_error와, 그리고 float64 중앙 차분과 맞춰 본 뒤 학습에 쓴다.
 
 W와 b는 Variable이고, 갱신은 W.data -= ... 처럼 data 배열만 고친다. 갱신 자체는 미분할 계산이
 아니므로 그래프에 기록하지 않는다. 반복마다 cleargrad로 기울기를 비운다(누적 방지).
 
+그림: matplotlib이 있으면 현재 폴더에 step42_fit.png(데이터와 맞춘 직선, 손실 곡선)를 저장한다.
+
 출력에서 볼 것
+* 직접 만든 MeanSquaredError가 패키지와 같은 값, 같은 기울기를 내고 수치 미분과 맞는다.
 * 손실이 줄어드는 모습과 최종 W, b
 * 같은 문제의 정확한 해(최소제곱법, np.linalg.lstsq)와 비교: 100번 반복 뒤에도 아직 조금 다르다.
   경사하강법은 반복해서 다가가는 방법이다.
@@ -22,19 +29,70 @@ W와 b는 Variable이고, 갱신은 W.data -= ... 처럼 data 배열만 고친�
 import numpy as np
 
 import dezero_kr.functions as F
-from dezero_kr import Variable
+from dezero_kr import Function, Variable
+from dezero_kr.utils import gradient_check
+
+from _common import save_figure
+
+
+class MeanSquaredError(Function):
+    """L = sum((x0 - x1)^2) / N  (N = 행 개수).
+
+    dL/dx0 = gy 2 (x0 - x1) / N,  dL/dx1 = -dL/dx0
+    """
+
+    def forward(self, x0, x1):
+        diff = x0 - x1
+        return (diff ** 2).sum() / len(diff)
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        diff = x0 - x1  # Variable끼리 계산: 역전파도 그래프로 남길 수 있다
+        gx0 = gy * diff * (2.0 / len(diff))
+        return gx0, -gx0
+
+
+def mean_squared_error(x0, x1):
+    return MeanSquaredError()(x0, x1)
+
+
+def mean_squared_naive(x0, x1):
+    """같은 손실을 이미 있는 연산으로: 뺄셈, 거듭제곱, sum, 나눗셈 네 개가 그래프에 남는다."""
+    diff = x0 - x1
+    return F.sum(diff ** 2) / len(diff)
 
 
 def predict(x, W, b):
     return F.matmul(x, W) + b
 
 
-def mean_squared_error(y_pred, y):
-    diff = y_pred - y
-    return F.sum(diff ** 2) / len(diff)
+def check_mean_squared_error():
+    """MeanSquaredError == F.mean_squared_error (값, 두 입력의 기울기).
+    수치 미분과도 비교한다."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((5, 2)), rng.standard_normal((5, 2))
+    results = []
+    functions = (mean_squared_error, F.mean_squared_error, mean_squared_naive)
+    for f in functions:
+        x0, x1 = Variable(a), Variable(b)
+        y = f(x0, x1)
+        y.backward()
+        results.append((float(y.data), x0.grad.data, x1.grad.data))
+    (y, g0, g1), (y_pkg, g0_pkg, g1_pkg), (y_naive, _, _) = results
+    np.testing.assert_allclose([y, y_naive], y_pkg, rtol=1e-13)
+    np.testing.assert_allclose(g0, g0_pkg, rtol=1e-13)
+    np.testing.assert_allclose(g1, g1_pkg, rtol=1e-13)
+    # 유도한 식 그대로
+    np.testing.assert_allclose(g0, 2 * (a - b) / 5, rtol=1e-13)
+    assert gradient_check(lambda v: mean_squared_error(v, b), a)
+    assert gradient_check(lambda v: mean_squared_error(a, v), b)
+    print(f'MeanSquaredError 확인: 값 {y:.6f} == F.mean_squared_error,'
+          '\n  두 입력의 기울기도 같고 수치 미분과 일치')
 
 
 if __name__ == '__main__':
+    check_mean_squared_error()
+
     np.random.seed(0)  # 같은 데이터가 나오도록
     x = np.random.rand(100, 1)
     y = 5 + 2 * x + np.random.rand(100, 1)
@@ -42,11 +100,14 @@ if __name__ == '__main__':
     W = Variable(np.zeros((1, 1)), name='W')
     b = Variable(np.zeros(1), name='b')
     lr, iters = 0.1, 100
+    losses = []
     for i in range(iters):
         y_pred = predict(x, W, b)
         loss = mean_squared_error(y_pred, y)
+        losses.append(float(loss.data))
         if i % 10 == 0 or i == iters - 1:  # 이번 손실과, 그 손실을 낸 W, b
-            print(f'{i:3d}회: loss = {float(loss.data):.6f}  W = {W.data[0, 0]:.6f}  b = {b.data[0]:.6f}')
+            print(f'{i:3d}회: loss = {losses[-1]:.6f}  '
+                  f'W = {W.data[0, 0]:.6f}  b = {b.data[0]:.6f}')
         W.cleargrad()
         b.cleargrad()
         loss.backward()
@@ -58,3 +119,16 @@ if __name__ == '__main__':
     (W_best, b_best), *_ = np.linalg.lstsq(A, y[:, 0], rcond=None)
     best_loss = np.mean((A @ np.array([W_best, b_best]) - y[:, 0]) ** 2)
     print(f'최소제곱 해: loss = {best_loss:.6f}  W = {W_best:.6f}  b = {b_best:.6f}')
+
+    def draw(axes):
+        fit, curve = axes
+        line = np.array([[0.0], [1.0]])
+        fit.scatter(x[:, 0], y[:, 0], s=8, label='data')
+        fit.plot(line[:, 0], predict(line, W, b).data[:, 0], 'r', label='y = xW + b')
+        fit.set_xlabel('x')
+        fit.legend(loc='upper left')
+        curve.plot(losses)
+        curve.set_yscale('log')
+        curve.set_xlabel('iteration')
+        curve.set_ylabel('loss (log scale)')
+    save_figure(draw, 'step42_fit.png', ncols=2)

@@ -4,14 +4,14 @@
 직선 몇 개로는 나눌 수 없는 모양이라 은닉층이 있는 신경망이 필요하다.
 
     모델      MLP((10, 3)): 2차원 점 -> 은닉 10 -> 점수 3개
-    손실      F.softmax_cross_entropy (47단계)
+    손실      F.softmax_cross_entropy (47단계에서 직접 만든 것과 같다고 확인한 패키지판)
     미니배치  데이터 300개를 매 에폭마다 섞고 30개씩 잘라 10번 갱신한다.
 
 미니배치: 데이터 전체로 기울기를 구하는 대신 일부(배치)로 구한 기울기로 자주 갱신한다. 계산이
 가볍고, 섞인 순서가 주는 잡음이 평평한 곳을 빠져나가는 데 도움이 되기도 한다. 한 에폭 = 데이터
 전체를 한 번 훑는 것.
 
-그림: matplotlib이 있으면 현재 폴더에 spiral_boundary.png (학습한 모델의 결정 경계)를 저장한다.
+그림: matplotlib이 있으면 현재 폴더에 step48_spiral_boundary.png (학습한 모델의 결정 경계)를 저장한다.
 
 에폭: DEZERO_KR_FAST=1(테스트)이면 100에폭, 그냥 실행하면 책과 같은 300에폭(약 2초).
 
@@ -65,4 +65,5 @@ if __name__ == '__main__':
 
     accuracy = float(F.accuracy(model(x), t).data)
     print(f'훈련 데이터 정확도: {accuracy:.4f}')
-    save_plot(plot_decision_boundary, lambda points: model(points), x, t, to_file='spiral_boundary.png')
+    save_plot(plot_decision_boundary, lambda points: model(points), x, t,
+              to_file='step48_spiral_boundary.png', figsize=(4.5, 4.5), dpi=90)

@@ -7,14 +7,17 @@
     dataset[i]   -> (x, t)  i번째 입력과 정답 (transform, target_transform을 거친 값)
     len(dataset) -> 샘플 개수
 
-dezero_kr.datasets.Dataset을 상속하고 prepare()에서 self.data, self.label을 채우면 새 데이터셋이
-된다. 데이터를 파일에 두고 __getitem__에서 그때그때 읽으면 메모리에 다 올리지 않아도 된다
-(아래 NpyFolder). 배치는 책처럼 [dataset[i] for i in 인덱스들]로 모아도 되고, dezero_kr에서는
-dataset[인덱스 배열]이 같은 배치를 바로 돌려준다.
+Dataset을 이 단계에서 직접 만든다: __init__은 전처리 함수를 받아 두고 prepare()를 부른다.
+하위 클래스는 prepare()에서 self.data, self.label을 채우기만 하면 새 데이터셋이 된다(Spiral,
+Squares). 데이터를 파일에 두고 __getitem__에서 그때그때 읽으면 메모리에 다 올리지 않아도 된다
+(NpyFolder). 직접 만든 Spiral이 dezero_kr.datasets.Spiral과 모든 샘플이 같은지 확인하고 학습에 쓴다.
+배치는 책처럼 [dataset[i] for i in 인덱스들]로 모은다(dezero_kr의 Dataset은 dataset[인덱스 배열]로
+같은 배치를 바로 돌려준다).
 
 에폭: DEZERO_KR_FAST=1(테스트)이면 60에폭, 그냥 실행하면 300에폭(약 1초).
 
 출력에서 볼 것
+* 직접 만든 Spiral == dezero_kr.datasets.Spiral (300개 샘플 모두, transform 포함)
 * Spiral 데이터셋의 길이, 샘플 하나, 전처리(transform)를 준 경우의 같은 샘플
 * 한 샘플씩 모은 배치와 dataset[인덱스]로 꺼낸 배치가 같다.
 * 직접 만든 데이터셋 두 개(계산으로 만든 것, 파일에서 하나씩 읽는 것)
@@ -25,16 +28,64 @@ import os
 
 import numpy as np
 
+import dezero_kr.datasets
 import dezero_kr.functions as F
 from dezero_kr import optimizers
-from dezero_kr.datasets import Dataset, Spiral
+from dezero_kr.datasets import get_spiral
 from dezero_kr.models import MLP
 
 from _common import FAST
 
 
+class Dataset:
+    """dataset[i] -> (transform(data[i]), target_transform(label[i]))
+    len(dataset) -> 샘플 개수"""
+
+    def __init__(self, train=True, transform=None, target_transform=None):
+        self.train = train
+        identity = lambda v: v  # noqa: E731  (전처리가 없으면 그대로)
+        self.transform = transform or identity
+        self.target_transform = target_transform or identity
+        self.data = None
+        self.label = None
+        self.prepare()
+
+    def __getitem__(self, index):
+        x = self.transform(self.data[index])
+        if self.label is None:  # 정답이 없는 데이터 (예: 생성 모델의 입력)
+            return x, None
+        return x, self.target_transform(self.label[index])
+
+    def __len__(self):
+        return len(self.data)
+
+    def prepare(self):
+        pass  # 하위 클래스가 self.data, self.label을 채운다
+
+
+class Spiral(Dataset):
+    def prepare(self):
+        self.data, self.label = get_spiral(train=self.train)
+
+
+def check_against_package():
+    """직접 만든 Spiral과 dezero_kr.datasets.Spiral: 길이와 모든 샘플이 같다 (transform 포함)."""
+    double = lambda x: x * 2  # noqa: E731
+    for kwargs in ({}, {'transform': double}):
+        mine = Spiral(train=False, **kwargs)
+        package = dezero_kr.datasets.Spiral(train=False, **kwargs)
+        assert len(mine) == len(package) == 300
+        for i in range(len(mine)):
+            (x, t), (x_pkg, t_pkg) = mine[i], package[i]
+            np.testing.assert_array_equal(x, x_pkg)
+            assert t == t_pkg
+    print('Dataset 확인: 직접 만든 Spiral == dezero_kr.datasets.Spiral'
+          '\n  (300개 샘플 모두, transform 포함)')
+
+
 class Squares(Dataset):
-    """x = 0, 1, ..., 9, 정답 t = x^2: prepare()에서 data와 label을 채우기만 하면 된다."""
+    """x = 0, 1, ..., 9, 정답 t = x^2.
+    prepare()에서 data와 label을 채우기만 하면 된다."""
 
     def prepare(self):
         self.data = np.arange(10, dtype=np.float32).reshape(10, 1)
@@ -42,7 +93,8 @@ class Squares(Dataset):
 
 
 class NpyFolder(Dataset):
-    """폴더의 0.npy, 1.npy, ...를 요청이 올 때마다 하나씩 읽는 데이터셋 (전부를 메모리에 두지 않는다)."""
+    """폴더의 0.npy, 1.npy, ...를 요청이 올 때마다 하나씩 읽는다.
+    (전부를 메모리에 두지 않는다)"""
 
     def __init__(self, folder, size):
         self.folder, self.size = folder, size
@@ -57,6 +109,7 @@ class NpyFolder(Dataset):
 
 
 if __name__ == '__main__':
+    check_against_package()
     train_set = Spiral(train=True)
     x, t = train_set[0]
     print(f'len(Spiral) = {len(train_set)} | train_set[0]: x = {x} ({x.dtype}), t = {int(t)}')
@@ -67,9 +120,10 @@ if __name__ == '__main__':
     batch = [train_set[i] for i in batch_index]
     batch_x = np.array([example[0] for example in batch])
     batch_t = np.array([example[1] for example in batch])
-    xs, ts = train_set[np.array(batch_index)]
-    print('한 샘플씩 모은 배치', batch_x.shape, batch_t.tolist(), '| dataset[인덱스] 배치', xs.shape, ts.tolist(),
-          '| 같은가', np.array_equal(batch_x, xs) and np.array_equal(batch_t, ts))
+    xs, ts = dezero_kr.datasets.Spiral(train=True)[np.array(batch_index)]
+    print('한 샘플씩 모은 배치', batch_x.shape, batch_t.tolist(),
+          '| dataset[인덱스] 배치', xs.shape, ts.tolist())
+    print('  같은가', np.array_equal(batch_x, xs) and np.array_equal(batch_t, ts))
 
     squares = Squares()
     x, t = squares[3]

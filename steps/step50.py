@@ -7,28 +7,97 @@
     for x, t in train_loader:      # 한 번 돌면 한 에폭. 끝나면 스스로 처음으로 돌아간다
         ...
 
+DataLoader를 이 단계에서 직접 만든다. 에폭이 시작될 때(reset) 인덱스를 섞어 두고, next를 부를
+때마다 batch_size개씩 잘라 샘플을 모은다. 데이터 수가 batch_size로 나누어떨어지지 않으면 마지막
+배치는 남은 만큼만 담는다(배치 수 = ceil(데이터 수 / batch_size)). 다 내주면 StopIteration을 내고
+스스로 reset한다: 그래서 for 문을 다시 돌리면 다음 에폭이 된다. 같은 시드에서 dezero_kr.DataLoader와
+같은 배치를 내는지 두 에폭 동안 확인하고 학습에 쓴다.
+
 F.accuracy(y, t)는 점수 y에서 가장 큰 클래스가 정답 t와 같은 비율이다(미분하지 않는 지표).
 평가할 때는 dezero_kr.no_grad() 안에서 forward만 한다: 역전파할 일이 없으니 그래프를 기록하지
 않아 빠르고 메모리를 덜 쓴다.
 
-그림: matplotlib이 있으면 현재 폴더에 spiral_curves.png(에폭별 손실/정확도, 훈련/테스트)를 저장한다.
+그림: matplotlib이 있으면 현재 폴더에 step50_spiral_curves.png(에폭별 손실/정확도, 훈련/테스트)를 저장한다.
 
 에폭: DEZERO_KR_FAST=1(테스트)이면 60에폭, 그냥 실행하면 책과 같은 300에폭(약 3초).
 
 출력에서 볼 것
+* 직접 만든 DataLoader == dezero_kr.DataLoader (섞을 때와 안 섞을 때, 마지막의 짧은 배치 포함)
 * DataLoader가 내주는 배치의 모양과 에폭당 배치 수
 * 에폭마다의 훈련/테스트 손실과 정확도: 테스트 데이터(학습에 쓰지 않은 나선)에서도 정확도가 오른다.
 """
+import math
+
 import numpy as np
 
 import dezero_kr
 import dezero_kr.functions as F
-from dezero_kr import DataLoader, optimizers
+from dezero_kr import optimizers
 from dezero_kr.datasets import Spiral
 from dezero_kr.models import MLP
 from dezero_kr.plot import plot_curves
 
 from _common import FAST, save_plot
+
+
+class DataLoader:
+    """for x, t in loader: 한 에폭 동안 batch_size개씩.
+    (마지막 배치는 남은 만큼)"""
+
+    def __init__(self, dataset, batch_size, shuffle=True):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.data_size = len(dataset)
+        # 에폭당 배치 수
+        self.max_iter = math.ceil(self.data_size / batch_size)
+        self.reset()
+
+    def reset(self):
+        self.iteration = 0
+        if self.shuffle:
+            # 에폭마다 새 순서
+            self.index = np.random.permutation(self.data_size)
+        else:
+            self.index = np.arange(self.data_size)
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return self.max_iter
+
+    def __next__(self):
+        if self.iteration >= self.max_iter:
+            self.reset()  # 다음 for 문은 새 에폭
+            raise StopIteration
+        i, size = self.iteration, self.batch_size
+        # 끝을 넘으면 남은 만큼만
+        batch_index = self.index[i * size:(i + 1) * size]
+        batch = [self.dataset[j] for j in batch_index]
+        x = np.array([example[0] for example in batch])
+        t = np.array([example[1] for example in batch])
+        self.iteration += 1
+        return x, t
+
+
+def check_against_package():
+    """같은 시드에서 두 에폭 동안 dezero_kr.DataLoader와 같은 배치 (300개를 32개씩: 10번째는 12개)."""
+    dataset = Spiral(train=False)
+    for shuffle in (True, False):
+        np.random.seed(3)
+        mine = DataLoader(dataset, 32, shuffle=shuffle)
+        batches = [batch for _ in range(2) for batch in mine]
+        np.random.seed(3)
+        package = dezero_kr.DataLoader(dataset, 32, shuffle=shuffle)
+        batches_pkg = [batch for _ in range(2) for batch in package]
+        assert len(batches) == len(batches_pkg) == 2 * 10
+        for (x, t), (x_pkg, t_pkg) in zip(batches, batches_pkg):
+            np.testing.assert_array_equal(x, x_pkg)
+            np.testing.assert_array_equal(t, t_pkg)
+    sizes = [len(t) for _, t in batches[:10]]
+    print(f'DataLoader 확인: 300개를 32개씩 -> 배치 {len(mine)}개, 마지막 배치 {sizes[-1]}개'
+          '\n  섞을 때와 안 섞을 때 모두 두 에폭 동안 dezero_kr.DataLoader와 같은 배치')
 
 
 def evaluate(model, loader):
@@ -44,6 +113,7 @@ def evaluate(model, loader):
 
 
 if __name__ == '__main__':
+    check_against_package()
     max_epoch = 60 if FAST else 300
     batch_size = 30
 
@@ -76,4 +146,4 @@ if __name__ == '__main__':
             history[key].append(value)
         if (epoch + 1) % (max_epoch // 6) == 0:
             print(f'{epoch + 1:5d}  {train_loss:10.6f}  {train_acc:9.4f}  {test_loss:9.6f}  {test_acc:8.4f}')
-    save_plot(plot_curves, history, to_file='spiral_curves.png')
+    save_plot(plot_curves, history, to_file='step50_spiral_curves.png', figsize=(8, 3.5), dpi=90)

@@ -10,11 +10,15 @@
     테스트:  y = x
 
 어느 쪽인지는 dezero_kr.Config.train이 정하고, with dezero_kr.test_mode(): 블록 안에서만 False가 된다.
-(배치 정규화도 같은 스위치를 본다.) 마스크는 NumPy 전역 난수에서 나오므로 np.random.seed로 재현된다.
+(배치 정규화도 같은 스위치를 본다.) dropout 함수는 이 단계에서 직접 만든다: 마스크를 곱하고
+(1 - ratio)로 나누는 것은 이미 있는 연산(곱셈, 나눗셈)이라 역전파는 저절로 gy * mask / (1 - ratio)가
+된다. 같은 시드의 F.dropout과 출력, 기울기가 같은지 확인한다. 마스크는 NumPy 전역 난수에서
+나오므로 np.random.seed로 재현된다.
 
 에폭: DEZERO_KR_FAST=1(테스트)이면 10에폭(약 1초), 그냥 실행하면 40에폭(약 2초) (Digits).
 
 출력에서 볼 것
+* 직접 만든 dropout == F.dropout (같은 시드에서 출력과 기울기, 테스트 모드에서는 그대로)
 * 1로 채운 배열에 dropout(ratio=0.5): 절반 정도가 0, 나머지는 2.0, 평균은 약 1. 테스트 모드에서는 그대로.
 * 역전파된 기울기도 같은 마스크를 쓴다.
 * 드롭아웃 모델을 학습 모드로 평가하면 부를 때마다 정확도가 달라지고 낮다. test_mode()로 평가하면
@@ -27,46 +31,83 @@ import numpy as np
 import dezero_kr
 import dezero_kr.functions as F
 import dezero_kr.layers as L
-from dezero_kr import DataLoader, Variable, optimizers
+from dezero_kr import DataLoader, Variable, as_variable, optimizers
 from dezero_kr.datasets import Digits
 from dezero_kr.models import Model
 
 from _common import FAST
 
 
+def dropout(x, dropout_ratio=0.5):
+    """학습 모드: x * mask / (1 - ratio).
+    mask의 각 원소는 확률 1 - ratio로 1, 아니면 0.
+    테스트 모드(Config.train이 False): x 그대로."""
+    x = as_variable(x)
+    if not dezero_kr.Config.train:
+        return x
+    # 살아남는 원소가 True
+    mask = np.random.rand(*x.shape) > dropout_ratio
+    return x * mask.astype(x.dtype) / (1.0 - dropout_ratio)
+
+
+def check_against_package():
+    """같은 시드에서 dropout == F.dropout (출력과 기울기), 테스트 모드에서는 둘 다 x 그대로."""
+    a = np.random.default_rng(0).standard_normal((4, 5))
+    for ratio in (0.5, 0.25):
+        results = []
+        for f in (dropout, F.dropout):
+            np.random.seed(0)
+            x = Variable(a)
+            y = f(x, ratio)
+            F.sum(y * y).backward()
+            results.append((y.data, x.grad.data))
+        for mine, package in zip(*results):
+            np.testing.assert_allclose(mine, package, rtol=1e-15)
+    with dezero_kr.test_mode():
+        assert dropout(a).data is a and F.dropout(a).data is a
+    print('dropout 확인: 같은 시드에서 F.dropout과 출력, 기울기가 같고'
+          '\n  테스트 모드에서는 둘 다 입력 그대로')
+
+
 class Net(Model):
-    """64 -> 100 -> 100 -> 10, ReLU. dropout_ratio > 0 이면 각 은닉층 뒤에 드롭아웃."""
+    """64 -> 100 -> 100 -> 10, ReLU.
+    dropout_ratio > 0 이면 각 은닉층 뒤에 드롭아웃."""
 
     def __init__(self, dropout_ratio):
         super().__init__()
-        self.l1, self.l2, self.l3 = L.Linear(100), L.Linear(100), L.Linear(10)
+        self.l1 = L.Linear(100)
+        self.l2 = L.Linear(100)
+        self.l3 = L.Linear(10)
         self.dropout_ratio = dropout_ratio
 
     def forward(self, x):
-        h = F.dropout(F.relu(self.l1(x)), self.dropout_ratio)
-        h = F.dropout(F.relu(self.l2(h)), self.dropout_ratio)
+        h = dropout(F.relu(self.l1(x)), self.dropout_ratio)
+        h = dropout(F.relu(self.l2(h)), self.dropout_ratio)
         return self.l3(h)
 
 
 def accuracy(model, x, t):
-    with dezero_kr.test_mode(), dezero_kr.no_grad():  # 평가는 드롭아웃 없이, 그래프 없이
+    # 평가는 드롭아웃 없이(test_mode), 그래프 없이(no_grad)
+    with dezero_kr.test_mode(), dezero_kr.no_grad():
         return float(F.accuracy(model(x), t).data)
 
 
 if __name__ == '__main__':
+    check_against_package()
     np.random.seed(0)
     x = Variable(np.ones((2, 10)))
-    y = F.dropout(x, dropout_ratio=0.5)
+    y = dropout(x, dropout_ratio=0.5)
     print('학습 모드 dropout(1로 채운 2x10):\n', y.data, sep='')
     print(f'0의 비율 {np.mean(y.data == 0):.2f}, 평균 {float(y.data.mean()):.2f}')
     y.backward()
     print('x.grad (같은 마스크):', np.array_equal(x.grad.data, y.data))
 
-    big = F.dropout(np.ones(100000), 0.3)
+    big = dropout(np.ones(100000), 0.3)
     print(f'ratio=0.3, 원소 10만 개: 0의 비율 {np.mean(big.data == 0):.4f}, 평균 {float(big.data.mean()):.4f}')
     with dezero_kr.test_mode():
-        y = F.dropout(x, dropout_ratio=0.5)
-    print('테스트 모드 dropout:', y.data[0], '| Config.train은 블록 밖에서 다시', dezero_kr.Config.train)
+        y = dropout(x, dropout_ratio=0.5)
+    print('테스트 모드 dropout:', y.data[0])
+    print('  Config.train은 블록 밖에서 다시', dezero_kr.Config.train)
 
     # 드롭아웃을 넣은 모델을 학습하고, 평가를 학습 모드/테스트 모드로 비교한다
     train_set = Digits(train=True)

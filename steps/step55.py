@@ -21,7 +21,8 @@ from dezero_kr.utils import get_conv_outsize
 
 
 def count_positions(H, K, S, P):
-    """커널을 0, S, 2S, ... 위치에 놓아 보며, 패딩 포함 길이 H + 2P 안에 다 들어가는 횟수를 센다."""
+    """커널을 0, S, 2S, ... 위치에 놓아 보며
+    패딩 포함 길이 H + 2P 안에 다 들어가는 횟수를 센다."""
     positions = []
     start = 0
     while start + K <= H + 2 * P:

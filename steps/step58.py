@@ -13,62 +13,99 @@ VGG16(2014)은 3x3 합성곱만 쌓은 단순한 구조로 유명하다: 합성�
 (dezero_kr.download.cache_dir(), 기본 ~/.dezero_kr)로 내려받아 읽는다. 인터넷이 없는 곳에서는
 다른 컴퓨터에서 받은 vgg16.npz를 그 폴더에 두면 된다(오류 메시지가 주소와 위치를 알려 준다).
 입력은 VGG16.preprocess(PIL 이미지)로 224x224, BGR 순서, 채널 평균을 뺀 (3, 224, 224) 배열로 만든다.
-이 단계는 가중치 없이 구조만 살핀다.
+이 단계는 가중치 없이 구조만 살핀다. 구조는 직접 만든다: L.Conv2d 13개와 L.Linear 3개를 속성으로
+가진 Model이고(층 이름은 학습된 가중치 파일의 키와 같은 conv1_1 ... fc8), forward는 위 설명을 그대로
+옮긴 것이다. 같은 시드로 만든 dezero_kr.models.VGG16과 출력, 매개변수가 같은지 확인한다.
 
 입력 크기: DEZERO_KR_FAST=1(테스트)이면 32x32 이미지 하나로 forward (1초 안쪽). 그냥 실행하면 학습된
-가중치와 같은 224x224로 forward하고 매개변수 개수가 1억 3,835만 7,544개가 된다(약 10초, 메모리 약 1 GB).
+가중치와 같은 224x224로 forward하고 매개변수 개수가 1억 3,835만 7,544개가 된다(약 20초, 비교할 모델까지
+메모리 약 2 GB).
 fc6의 입력 크기는 첫 입력에서 정해진다: 32x32면 512 x 1 x 1, 224x224면 512 x 7 x 7 = 25,088.
 
 출력에서 볼 것
 * 블록마다 합성곱/풀링 뒤 출력 모양이 절반씩 줄어드는 모습
 * 층별 매개변수 개수와 합계: 대부분이 fc6에 몰려 있다(224x224일 때 약 74%).
-* 층을 하나씩 부른 결과와 model(x)가 같다 (test_mode: 드롭아웃을 끈다).
+* 직접 만든 VGG16과 dezero_kr.models.VGG16의 출력, 매개변수가 같다 (test_mode: 드롭아웃을 끈다).
 """
 import numpy as np
 
 import dezero_kr
 import dezero_kr.functions as F
-from dezero_kr.models import VGG16
+import dezero_kr.layers as L
+import dezero_kr.models
+from dezero_kr.models import Model
 
 from _common import FAST
 
 BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))  # (채널, 합성곱 개수)
 
 
-def forward_verbose(model, x):
-    """VGG16.forward를 풀어 쓴 것: 층마다 출력 모양을 찍는다."""
-    for b, (_, n) in enumerate(BLOCKS, start=1):
-        for i in range(1, n + 1):
-            x = F.relu(getattr(model, f'conv{b}_{i}')(x))
-        x = F.pooling(x, kernel_size=2, stride=2)
-        print(f'  블록 {b}: 합성곱 {n}개 + 풀링 -> {x.shape}')
-    x = F.reshape(x, (x.shape[0], -1))
-    print(f'  펼치기 -> {x.shape}')
-    x = F.dropout(F.relu(model.fc6(x)))
-    x = F.dropout(F.relu(model.fc7(x)))
-    x = model.fc8(x)
-    print(f'  fc6, fc7, fc8 -> {x.shape}')
-    return x
+class VGG16(Model):
+    """3x3 합성곱(패딩 1) 블록 5개 + 완전연결층 3개.
+    x (N, 3, H, W) -> (N, 1000)."""
+
+    def __init__(self):
+        super().__init__()
+        for b, (channels, n) in enumerate(BLOCKS, start=1):
+            for i in range(1, n + 1):
+                conv = L.Conv2d(channels, 3, stride=1, pad=1)
+                # conv1_1, conv1_2, conv2_1, ...
+                setattr(self, f'conv{b}_{i}', conv)
+        self.fc6 = L.Linear(4096)
+        self.fc7 = L.Linear(4096)
+        self.fc8 = L.Linear(1000)
+
+    def forward(self, x, show=False):
+        """show=True면 블록마다 출력 모양을 찍는다."""
+        for b, (_, n) in enumerate(BLOCKS, start=1):
+            for i in range(1, n + 1):
+                x = F.relu(getattr(self, f'conv{b}_{i}')(x))
+            x = F.pooling(x, kernel_size=2, stride=2)  # 크기를 절반으로
+            if show:
+                print(f'  블록 {b}: 합성곱 {n}개 + 풀링 -> {x.shape}')
+        x = F.reshape(x, (x.shape[0], -1))
+        if show:
+            print(f'  펼치기 -> {x.shape}')
+        x = F.dropout(F.relu(self.fc6(x)))
+        x = F.dropout(F.relu(self.fc7(x)))
+        x = self.fc8(x)
+        if show:
+            print(f'  fc6, fc7, fc8 -> {x.shape}')
+        return x
+
+
+def build_and_run(make, size):
+    """시드 0으로 모델과 입력을 만들고 (드롭아웃 없이, 그래프 없이) forward한다."""
+    np.random.seed(0)
+    model = make()
+    x = np.random.rand(1, 3, size, size).astype(np.float32)
+    with dezero_kr.test_mode(), dezero_kr.no_grad():
+        y = model.forward(x, show=True) if make is VGG16 else model(x)
+    return model, x, y
 
 
 if __name__ == '__main__':
     size = 32 if FAST else 224
-    np.random.seed(0)
-    model = VGG16()
-    x = np.random.rand(1, 3, size, size).astype(np.float32)
-
-    print(f'입력 {x.shape}')
-    with dezero_kr.test_mode(), dezero_kr.no_grad():
-        y_verbose = forward_verbose(model, x)
-        y = model(x)
-    print('층을 하나씩 부른 결과 == model(x):', np.allclose(y.data, y_verbose.data))
+    print(f'입력 (1, 3, {size}, {size})')
+    model, x, y = build_and_run(VGG16, size)
+    package, x_pkg, y_pkg = build_and_run(dezero_kr.models.VGG16, size)
+    np.testing.assert_array_equal(x, x_pkg)
+    np.testing.assert_array_equal(y.data, y_pkg.data)
+    named, named_pkg = list(model.named_params()), list(package.named_params())
+    assert [k for k, _ in named] == [k for k, _ in named_pkg]
+    for (key, p), (_, q) in zip(named, named_pkg):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+    del package  # 메모리를 돌려준다 (224x224면 매개변수만 약 0.5 GB)
+    print(f'VGG16 확인: dezero_kr.models.VGG16과 출력, 매개변수 {len(named)}개'
+          '(경로와 값)가 같다')
 
     print('\n층별 매개변수 (W와 b):')
     total = sum(p.size for p in model.params())
     for name, layer in vars(model).items():
         if hasattr(layer, 'W'):
             count = layer.W.size + layer.b.size
-            print(f'  {name:<8} W {str(layer.W.shape):<20} {count:>12,d}  ({count / total:6.2%})')
+            print(f'  {name:<8} W {str(layer.W.shape):<20} {count:>12,d}'
+                  f'  ({count / total:6.2%})')
     print(f'  합계 {total:,d}')
-    print(f'\n점수 {y.shape} {y.dtype}, 모두 유한한 값: {bool(np.isfinite(y.data).all())} '
-          f'(무작위 가중치라 어느 클래스가 큰지는 의미가 없다)')
+    print(f'\n점수 {y.shape} {y.dtype}, 모두 유한한 값: {bool(np.isfinite(y.data).all())}'
+          '\n(무작위 가중치라 어느 클래스가 큰지는 의미가 없다)')

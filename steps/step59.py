@@ -2,8 +2,12 @@
 
 순환 신경망(RNN)은 은닉 상태 h를 가지고 있다가, 입력이 들어올 때마다 h를 갱신한다.
 
-    h_t = tanh(x_t W_x + h_{t-1} W_h + b)        (L.RNN: x2h, h2h 두 Linear)
+    h_t = tanh(x_t W_x + h_{t-1} W_h + b)        (RNN: x2h, h2h 두 Linear)
     y_t = h_t W_y + b_y                          (L.Linear: 출력 하나)
+
+RNN 계층을 이 단계에서 직접 만든다: Linear 두 개(x2h는 편향 있음, h2h는 편향 없음)와 상태 h 하나.
+첫 입력에서는 h가 없으므로 x2h만 쓴다. 같은 시드로 만든 dezero_kr.layers.RNN과 세 시점 동안 h와
+모든 매개변수의 기울기가 같은지 확인하고 학습에 쓴다.
 
 데이터는 잡음 섞인 사인파(dezero_kr.datasets.SinCurve): 입력 x_t, 정답 x_{t+1}. 999개 값을 차례로
 넣으며 매 단계의 제곱 오차를 더한다. 시계열 전체를 한 그래프로 역전파하면 그래프가 끝없이 길어지므로
@@ -17,11 +21,12 @@
 NumPy 2에서는 float()에 (1, 1) 배열을 넣으면 오류다: 원소 하나는 .item()으로 꺼낸다 (DeZero의
 59/60단계가 학습 끝에 멈추는 이유).
 
-그림: matplotlib이 있으면 현재 폴더에 rnn_sin.png(cos 곡선과 모델의 예측)를 저장한다.
-
 에폭: DEZERO_KR_FAST=1(테스트)이면 3에폭, 그냥 실행하면 책과 같은 100에폭(2코어 컴퓨터에서 약 30초).
 
+그림: matplotlib이 있으면 현재 폴더에 step59_rnn_sin.png(cos 곡선과 모델의 예측)를 저장한다.
+
 출력에서 볼 것
+* 직접 만든 RNN == L.RNN (세 시점의 h와 기울기)
 * 에폭마다의 평균 손실: 처음 몇 에폭 안에 크게 줄고, 그 뒤로는 작은 값에서 오르내린다 (잡음 때문에 0이
   되지는 않는다)
 * 학습한 적 없는 cos 곡선을 한 값씩 넣었을 때 다음 값 예측의 평균 제곱 오차와 몇 점의 예측값
@@ -38,9 +43,54 @@ from dezero_kr.models import Model
 from _common import FAST, save_lines
 
 
+class RNN(L.Layer):
+    """h = tanh(x2h(x) + h2h(h_prev)).
+    상태 h는 reset_state() 전까지 호출 사이에 이어진다."""
+
+    def __init__(self, hidden_size, in_size=None):
+        super().__init__()
+        self.x2h = L.Linear(hidden_size, in_size=in_size)
+        # h2h의 W는 (H, H). in_size를 모르면 h2h도 처음 쓰일 때(두 번째 호출) 만든다:
+        # 책(DeZero)과 같은 순서로 난수를 뽑아야 같은 시드에서 같은 가중치가 나온다.
+        H = hidden_size
+        self.h2h = L.Linear(H, in_size=None if in_size is None else H, nobias=True)
+        self.h = None
+
+    def reset_state(self):
+        self.h = None
+
+    def forward(self, x):
+        if self.h is None:  # 첫 시점: 이전 상태가 없다
+            h_new = F.tanh(self.x2h(x))
+        else:
+            h_new = F.tanh(self.x2h(x) + self.h2h(self.h))
+        self.h = h_new
+        return h_new
+
+
+def compare_recurrent(mine, package, steps=3):
+    """같은 시드로 만든 두 순환 계층에 같은 입력열을 넣어 상태와 기울기를 비교한다."""
+    xs = np.random.default_rng(0).standard_normal((steps, 2, 3))
+    results = []
+    for make in (mine, package):
+        np.random.seed(0)
+        layer = make(4)
+        hs = [layer(x) for x in xs]
+        loss = sum(F.sum(h * h) for h in hs)
+        loss.backward()
+        named = list(layer.named_params())
+        results.append(([path for path, _ in named], [h.data for h in hs],
+                         [p.grad.data for _, p in named]))
+    (paths, hs, grads), (paths_pkg, hs_pkg, grads_pkg) = results
+    assert paths == paths_pkg, (paths, paths_pkg)
+    for a, b in zip(hs + grads, hs_pkg + grads_pkg):
+        np.testing.assert_array_equal(a, b)
+    return paths
+
+
 class SimpleRNN(Model):
-    """순환 계층 하나 + 출력 Linear. 60단계는 recurrent_layer만 L.LSTM으로 바꿔 쓴다."""
-    recurrent_layer = L.RNN
+    """순환 계층 하나 + 출력 Linear. 60단계는 recurrent_layer만 LSTM으로 바꿔 쓴다."""
+    recurrent_layer = RNN
 
     def __init__(self, hidden_size, out_size):
         super().__init__()
@@ -67,6 +117,8 @@ def predict_curve(model, xs):
 
 
 if __name__ == '__main__':
+    paths = compare_recurrent(RNN, L.RNN)
+    print(f'RNN 확인: L.RNN과 세 시점의 h, 기울기가 같다 ({", ".join(paths)})')
     max_epoch = 3 if FAST else 100
     hidden_size = 100
     bptt_length = 30
@@ -88,7 +140,8 @@ if __name__ == '__main__':
             if count % bptt_length == 0 or count == seqlen:
                 model.cleargrads()
                 loss.backward()
-                loss.unchain_backward()  # 이 구간의 그래프를 끊는다 (h의 값은 다음 구간으로 이어진다)
+                # 이 구간의 그래프를 끊는다 (h의 값은 다음 구간으로 이어진다)
+                loss.unchain_backward()
                 optimizer.update()
                 sum_loss += loss.data.item()
                 loss = 0
@@ -101,4 +154,4 @@ if __name__ == '__main__':
     print(f'\ncos 곡선에서 다음 값 예측의 평균 제곱 오차: {mse:.6f}')
     for i in (0, 250, 500, 750, 998):
         print(f'  x = {xs[i]:6.3f}: 입력 cos = {ys[i]:7.4f}, 예측 {preds[i]:7.4f}, 다음 값 {ys[i + 1]:7.4f}')
-    save_lines(xs, {'y = cos(x)': ys, 'predict': preds}, 'rnn_sin.png')
+    save_lines(xs, {'y = cos(x)': ys, 'predict': preds}, 'step59_rnn_sin.png')
