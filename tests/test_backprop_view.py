@@ -488,3 +488,22 @@ def test_notebook_displays_the_viewer(tmp_path, monkeypatch):
     assert sorted(data['names'][r['var']]['label'] + '=' + r['grad']['values']
                   for r in data['final']) == ['x=39', 'y=26']
 
+
+
+def test_docs_pages_are_generated_for_every_embedded_viewer(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, 'docs'))
+    try:
+        import make_backprop_view
+    finally:
+        sys.path.remove(os.path.join(ROOT, 'docs'))
+    written = make_backprop_view.write(str(tmp_path))
+    with open(os.path.join(ROOT, 'docs', 'backprop_view.md'), encoding='utf-8') as f:
+        embedded = set(re.findall(r'src="viewer/(\w+)\.html"', f.read()))
+    assert embedded and embedded <= set(written)
+    finals = {}
+    for stem in written:
+        page = (tmp_path / f'{stem}.html').read_text(encoding='utf-8')
+        data = json.loads(re.search(r'id="dz-data">(.*?)</script>', page, re.S).group(1))
+        assert data['backward']
+        finals[stem] = {r['grad']['values'] for r in data['final']}
+    assert finals == {'seed': {'39', '26'}, 'create_graph': {'32'}, 'grad_of_grad': {'48', '32'}}
