@@ -140,7 +140,7 @@ class _BackwardRecorder:
 
     def __init__(self, root):
         self.steps = []
-        self.arrived = {root}          # Variables that received a gradient in this pass
+        self.arrived = {root: 1}       # Variable -> how many gradients reached it in this pass
         self.pushed = {}               # Function -> push order
         self.waiting = []              # Functions pushed and not yet popped
         self.pending = []              # Functions recorded since the last event (create_graph)
@@ -181,16 +181,17 @@ class _BackwardRecorder:
         gy_rows = []
         for y, gy in zip(outputs, gys):
             # An output nobody used gets a zero gradient from the engine (not an arrival).
-            unused = y is None or y not in self.arrived
-            gy_rows.append({'var': y, 'grad': _summary(gy), 'unused': unused})
+            count = 0 if y is None else self.arrived.get(y, 0)
+            gy_rows.append({'var': y, 'grad': _summary(gy), 'unused': count == 0,
+                            'count': count})
         gx_rows = []
         for x, gx in zip(f.inputs, gxs):
             if gx is None:
-                gx_rows.append({'var': x, 'grad': None, 'kind': 'none'})
+                gx_rows.append({'var': x, 'grad': None, 'kind': 'none', 'count': 0})
                 continue
-            kind = 'acc' if x in self.arrived else 'first'
-            self.arrived.add(x)
-            gx_rows.append({'var': x, 'grad': _summary(gx), 'kind': kind})
+            count = self.arrived[x] = self.arrived.get(x, 0) + 1
+            gx_rows.append({'var': x, 'grad': _summary(gx), 'kind': 'acc' if count > 1 else 'first',
+                            'count': count})
             if x.creator is not None:
                 self._push(x.creator)
         self.last_gxs = gxs
@@ -437,7 +438,8 @@ def _page_data(output, recorder, forward, funcs, leaves, had_grad, seed, node_id
 
     backward = [{'func': key(s['func']), 'generation': s['func'].generation,
                  'inputs': [key(x) for x in s['func'].inputs],
-                 'gys': var_rows(s['gys'], ('unused',)), 'gxs': var_rows(s['gxs'], ('kind',)),
+                 'gys': var_rows(s['gys'], ('unused', 'count')),
+                 'gxs': var_rows(s['gxs'], ('kind', 'count')),
                  'before': queue(s['before']), 'after': queue(s['after']),
                  'created': created(s['created'])} for s in recorder.steps]
 

@@ -47,10 +47,12 @@ def describe(view):
         queue = ', '.join(f"{names[q['func']]}(세대 {q['generation']})" for q in s['before'])
         print(f"  {k}단계: 대기열 [{queue}] 에서 {names[s['func']]} 을(를) 꺼냄")
         for r in s['gys']:
-            print(f"      출력 {names[r['var']]} 의 gy = {r['grad']['values']}")
+            print(f"      출력 {names[r['var']]} 의 gy = {r['grad']['values']} "
+                  f"(도착한 기울기 {r['count']}개의 합)")
         for r in s['gxs']:
             value = r['grad']['values'] if r['grad'] else '-'
-            print(f"      입력 {names[r['var']]} {mark[r['kind']]} {value}")
+            nth = f" ({r['count']}번째로 도착)" if r['kind'] == 'acc' else ''
+            print(f"      입력 {names[r['var']]} {mark[r['kind']]} {value}{nth}")
     print('\n최종 기울기 (페이지의 마지막 칸):',
           ', '.join(f"{names[r['var']]}={r['grad']['values']}" for r in data['final']))
 

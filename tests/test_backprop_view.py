@@ -125,8 +125,9 @@ def test_seed_trace_matches_closed_form_and_engine():
         [['1', '1'], ['6', '6'], ['39', '26']]
     assert [[r['kind'] for r in s['gxs']] for s in steps] == \
         [['first', 'first'], ['acc', 'acc'], ['first', 'first']]
-    # dL/du arrives complete at the last Mul: 1 + 6 + 6 = 13
-    assert steps[2]['gys'][0]['grad']['values'] == '13'
+    # u is reached three times (1 from Add, 6 and 6 from u*u); the last Mul gets the sum, 13
+    assert [r['count'] for r in steps[1]['gxs']] == [2, 3]
+    assert steps[2]['gys'][0]['grad']['values'] == '13' and steps[2]['gys'][0]['count'] == 3
     assert view.data['seed']['grad']['values'] == '1'
     # the queue: Add alone; then the two Muls by generation; the popped one heads it
     assert [[q['generation'] for q in s['before']] for s in steps] == [[2], [1, 0], [0]]
