@@ -13,6 +13,7 @@ Three layers:
 * a notebook executed with nbclient whose output is the viewer.
 """
 import html
+import importlib
 import json
 import os
 import re
@@ -99,6 +100,17 @@ def view_with_oracle(build, **kwargs):
     with observing(oracle):
         view = plot_backward(out, **kwargs)
     return view, oracle, out, leaves
+
+
+def require(module):
+    """Import an optional test tool: skip where it is missing, fail under CI (it installs it)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        msg = f'needs {module} (pip install -e ".[test]")'
+        if os.environ.get('CI'):
+            pytest.fail(msg)
+        pytest.skip(msg)
 
 
 def label(view, key):
@@ -356,7 +368,8 @@ def dom_state(driver):
 def final_panel(driver):
     return driver.execute_script("""
         return Array.prototype.map.call(document.querySelectorAll('#dz-final tr.dz-final-row'),
-            function (r) { return [r.getAttribute('data-var'), r.querySelector('.dz-val').textContent]; });""")
+            function (r) {
+                return [r.getAttribute('data-var'), r.querySelector('.dz-val').textContent]; });""")
 
 
 def check_no_network_no_errors(driver, path):
@@ -455,9 +468,10 @@ def test_browser_seed_exact_text_keys_play_forward_and_screenshot(browser, tmp_p
 # Jupyter
 # =============================================================================
 def test_notebook_displays_the_viewer(tmp_path, monkeypatch):
-    nbformat = pytest.importorskip('nbformat')
-    nbclient = pytest.importorskip('nbclient')
-    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    nbformat = require('nbformat')
+    nbclient = require('nbclient')
+    kernelspec = require('jupyter_client.kernelspec')
+    KernelSpecManager, NoSuchKernel = kernelspec.KernelSpecManager, kernelspec.NoSuchKernel
     try:
         KernelSpecManager().get_kernel_spec('python3')
     except NoSuchKernel:  # no installed spec: point Jupyter at one for this interpreter
