@@ -21,6 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dezero_kr.backprop_view import plot_backward, record_forward  # noqa: E402
 from dezero_kr.core import Variable  # noqa: E402
+from make_graphs import seed_graph  # noqa: E402  (this folder: docs/)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, '_generated', 'viewer')
@@ -29,13 +30,8 @@ SCREENSHOT = os.path.join(HERE, '_static', 'backprop_view.png')
 
 def seed_view():
     """u = x*y; L = u*u + u at x=2, y=3 (dL/dx = 39, dL/dy = 26), forward recorded."""
-    x = Variable(np.array(2.0), name='x')
-    y = Variable(np.array(3.0), name='y')
     with record_forward() as rec:
-        u = x * y
-        u.name = 'u'
-        L = u * u + u
-        L.name = 'L'
+        x, y, L = seed_graph()  # the same graph as docs/graph.md's pictures
     return plot_backward(L, forward=rec, title='L = u*u + u, u = x*y')
 
 

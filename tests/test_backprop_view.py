@@ -39,14 +39,19 @@ CHROMEDRIVER = '/usr/bin/chromedriver'
 # =============================================================================
 # Graphs
 # =============================================================================
+def docs_script(name):
+    """A script of docs/ (make_graphs, make_backprop_view) imported as a module."""
+    folder = os.path.join(ROOT, 'docs')
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)
+
+
 def seed_graph():
     """u = x*y, L = u*u + u at x=2, y=3: L = 42, dL/du = 13, dL/dx = 39, dL/dy = 26."""
-    x = Variable(np.array(2.0), name='x')
-    y = Variable(np.array(3.0), name='y')
-    u = x * y
-    u.name = 'u'
-    L = u * u + u
-    L.name = 'L'
+    x, y, L = docs_script('make_graphs').seed_graph()  # the graph the docs draw
     return L, (x, y)
 
 
@@ -506,12 +511,7 @@ def test_notebook_displays_the_viewer(tmp_path, monkeypatch):
 
 
 def test_docs_pages_are_generated_for_every_embedded_viewer(tmp_path):
-    sys.path.insert(0, os.path.join(ROOT, 'docs'))
-    try:
-        import make_backprop_view
-    finally:
-        sys.path.remove(os.path.join(ROOT, 'docs'))
-    written = make_backprop_view.write(str(tmp_path))
+    written = docs_script('make_backprop_view').write(str(tmp_path))
     with open(os.path.join(ROOT, 'docs', 'backprop_view.md'), encoding='utf-8') as f:
         embedded = set(re.findall(r'src="viewer/(\w+)\.html"', f.read()))
     assert embedded and embedded <= set(written)
