@@ -650,5 +650,11 @@ def _write_text(path, text):
         f.write(text.encode('utf-8'))
 
 
-# The backward-pass viewer lives in its own module (it imports this one); re-exported here.
-from dezero_kr.backprop_view import plot_backward  # noqa: E402,F401
+def __getattr__(name):
+    """``plot_backward`` (the backward-pass viewer, ``dezero_kr.backprop_view``) is also
+    importable from here.  It is looked up on first use because backprop_view imports this
+    module: a top-level import would be a cycle."""
+    if name == 'plot_backward':
+        from dezero_kr.backprop_view import plot_backward
+        return plot_backward
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
