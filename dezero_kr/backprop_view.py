@@ -266,12 +266,22 @@ def _svg_with_ids(svg):
     return _SVG_EDGE.sub(r'<g class="edge" data-edge="\2-\3">\1<title>\2&#45;&gt;\3</title>', svg)
 
 
-def _render_svg(output, options, renderer, timeout):
+def _render_svg(output, options, node_ids, renderer, timeout):
+    """Draw the graph with ``plot_dot_graph`` (same DOT text, same renderer discovery) and
+    check that every node the trace refers to can be found in the SVG."""
     with tempfile.TemporaryDirectory(prefix='dezero_kr_view_') as tmp:
         path = plot_dot_graph(output, to_file=os.path.join(tmp, 'graph.svg'), renderer=renderer,
                               timeout=timeout, keep_dot=False, **options)
         with open(path, encoding='utf-8') as f:
-            return _svg_with_ids(f.read())
+            svg = _svg_with_ids(f.read())
+    found = set(re.findall(r'<g id="dz-n(\d+)"', svg))
+    missing = sorted({n for n in node_ids.values() if str(n) not in found})
+    if missing:
+        raise RuntimeError(f'plot_backward: the SVG the renderer drew has no element for DOT '
+                           f'node(s) {missing[:10]} (expected <g class="node"><title>N</title> as '
+                           f'Graphviz writes); the page could not highlight them. Try system '
+                           f'Graphviz (`apt-get install graphviz`) or graphviz-pure')
+    return svg
 
 
 def _json_for_script(data):
@@ -401,8 +411,8 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
         _, grad_ids = _dot_graph(output, follow_grads=True, **options)
         if len(set(grad_ids.values())) <= max_nodes:
             options['follow_grads'] = True
-            node_ids = grad_ids
-    svg = _render_svg(output, options, renderer, timeout)
+    _, node_ids = _dot_graph(output, **options)  # the ids of the picture drawn now
+    svg = _render_svg(output, options, node_ids, renderer, timeout)
     data = _page_data(output, recorder, forward, funcs, leaves, had_grad, seed, node_ids,
                       create_graph and options.get('follow_grads', False))
     data['title'] = str(title) if title is not None else _default_title(output)

@@ -191,6 +191,39 @@ def test_two_output_function_and_unused_output():
     assert np.isclose(float(x.grad.data), 3 * np.cos(0.3), rtol=1e-12)
 
 
+class ScaleBy(Function):
+    """y = x * s with no gradient for s: dL/dx = gy * s, s gets None."""
+
+    def forward(self, x, s):
+        return x * s
+
+    def backward(self, gy):
+        return gy * self.inputs[1], None
+
+
+def test_none_gradient_and_retain_grad():
+    x = Variable(np.array(1.5), name='x')
+    s = Variable(np.array(4.0), name='s')
+    y = ScaleBy()(x, s)
+    y.name = 'y'
+    L = y * y
+    view = plot_backward(L, retain_grad=True)
+    rows = view.data['backward'][1]['gxs']
+    assert [(label(view, r['var']), r['kind'], r['grad']) for r in rows][1] == ('s', 'none', None)
+    assert rows[0]['grad']['values'] == '48'  # dL/dx = 2 y s = 2 * 6 * 4
+    assert [label(view, r['var']) for r in view.data['final']] == ['x']
+    assert s.grad is None and float(x.grad.data) == 48.0
+    assert float(y.grad.data) == 12.0  # retain_grad reached the engine
+
+
+def test_svg_without_graphviz_node_titles_is_an_error(monkeypatch):
+    import dezero_kr.backprop_view as bv
+    monkeypatch.setattr(bv, '_SVG_NODE', re.compile(r'(?!)(\s*)(\d+)'))  # matches nothing
+    L, _ = seed_graph()
+    with pytest.raises(RuntimeError, match=r'no element for DOT node\(s\) \[1, 2, 3'):
+        plot_backward(L)
+
+
 def test_large_gradient_shows_norm_min_max():
     x = Variable(np.arange(20.0).reshape(4, 5), name='x')
     L = (x * x).sum()
@@ -390,8 +423,17 @@ def check_no_network_no_errors(driver, path):
     assert errors == []
 
 
-@pytest.mark.parametrize('build', [seed_graph, diamond_graph, two_output_graph],
-                         ids=['seed', 'diamond', 'two_output'])
+def none_grad_graph():
+    """L = ScaleBy(x, s)^2: s gets no gradient (None) from ScaleBy.backward."""
+    x = Variable(np.array(1.5), name='x')
+    s = Variable(np.array(4.0), name='s')
+    L = ScaleBy()(x, s) ** 2
+    L.name = 'L'
+    return L, (x,)
+
+
+@pytest.mark.parametrize('build', [seed_graph, diamond_graph, two_output_graph, none_grad_graph],
+                         ids=['seed', 'diamond', 'two_output', 'none_grad'])
 def test_browser_steps_follow_the_engine(browser, tmp_path, build):
     view, oracle, out, leaves = view_with_oracle(build, to_file=tmp_path / 'view.html')
     open_page(browser, view.path)
@@ -405,7 +447,10 @@ def test_browser_steps_follow_the_engine(browser, tmp_path, build):
         inputs = [view.node_id(x) for x, g in zip(f.inputs, oracle.gxs[k - 1])]
         assert [r[0] for r in state['rows']] == inputs
         for row, g in zip(state['rows'], oracle.gxs[k - 1]):
-            assert np.isclose(float(row[2]), float(g), rtol=1e-3), (row, g)
+            if g is None:
+                assert row[1:] == ['none', 'None']
+            else:
+                assert np.isclose(float(row[2]), float(g), rtol=1e-3), (row, g)
     click(browser, 'dz-next')  # past the end stays at the end
     assert dom_state(browser)['pos'] == f'{n} / {n}'
     shown = dict(final_panel(browser))
