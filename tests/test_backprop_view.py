@@ -28,7 +28,7 @@ from dezero_kr import Function, Variable
 from dezero_kr.backprop_view import (MAX_NODES, ForwardRecord, plot_backward,
                                      record_forward)
 from dezero_kr.core import observing
-from dezero_kr.functions_math import cos, exp, sin
+from dezero_kr.functions_math import cos, exp, sin, tanh
 from dezero_kr.graph import plot_backward as graph_plot_backward
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -457,6 +457,46 @@ def test_browser_steps_follow_the_engine(browser, tmp_path, build):
     assert set(shown) == {x.name for x in leaves}
     for x in leaves:
         assert np.isclose(float(shown[x.name]), float(x.grad.data), rtol=1e-3)
+    check_no_network_no_errors(browser, view.path)
+
+
+def residual_tanh_graph(layers):
+    """h <- tanh(h @ W_i) + h, L = sum(h*h): 7 drawn nodes per layer (142 layers: 999)."""
+    rng = np.random.default_rng(0)
+    x = Variable(rng.standard_normal((4, 3)), name='x')
+    h = x
+    for i in range(layers):
+        h = tanh(h @ Variable(rng.standard_normal((3, 3)), name=f'W{i}')) + h
+    L = (h * h).sum()
+    L.name = 'L'
+    return L, x
+
+
+def test_browser_graph_at_the_size_limit(browser, tmp_path):
+    with pytest.raises(ValueError, match=r'1006 nodes, more than max_nodes=1000'):
+        plot_backward(residual_tanh_graph(143)[0])
+    L, x = residual_tanh_graph(142)
+    oracle = EngineOrder()
+    with observing(oracle):
+        view = plot_backward(L, to_file=tmp_path / 'big.html')
+    assert len(set(view._node_ids.values())) == MAX_NODES - 1
+    reference, xr = residual_tanh_graph(142)
+    reference.backward()
+    assert np.array_equal(x.grad.data, xr.grad.data)
+    open_page(browser, view.path)
+    n = len(oracle.funcs)
+    click(browser, 'dz-last')
+    assert dom_state(browser)['current'] == [view.node_id(oracle.funcs[-1])]
+    click(browser, 'dz-prev')
+    assert dom_state(browser)['pos'] == f'{n - 1} / {n}'
+    assert dom_state(browser)['current'] == [view.node_id(oracle.funcs[-2])]
+    shown = dict(final_panel(browser))
+    assert len(shown) == 143  # x and W0..W141
+    # x's gradient has 12 elements (> 10): the page shows its norm, min and max
+    norm, low, high = re.fullmatch(r'‖g‖=(\S+)  min=(\S+)  max=(\S+)', shown['x']).groups()
+    g = x.grad.data
+    assert np.allclose([float(norm), float(low), float(high)],
+                       [np.linalg.norm(g), g.min(), g.max()], rtol=1e-3)
     check_no_network_no_errors(browser, view.path)
 
 
