@@ -500,6 +500,35 @@ def test_browser_graph_at_the_size_limit(browser, tmp_path):
     check_no_network_no_errors(browser, view.path)
 
 
+def test_browser_two_inline_viewers_do_not_clash(browser, tmp_path):
+    """Two _repr_html_ outputs on one page (as in a notebook): each runs on its own."""
+    first = plot_backward(seed_graph()[0])
+    z, _ = diamond_graph()
+    second = plot_backward(z)
+    host = tmp_path / 'notebook.html'
+    host.write_text('<!DOCTYPE html><html><head><meta charset="utf-8"><link rel="icon" '
+                    'href="data:,"></head><body>' + first._repr_html_() + second._repr_html_()
+                    + '</body></html>', encoding='utf-8')
+    browser.get_log('browser')
+    browser.get('file://' + str(host))
+    assert len(browser.find_elements('tag name', 'iframe')) == 2
+    browser.switch_to.frame(browser.find_elements('tag name', 'iframe')[0])
+    try:
+        click(browser, 'dz-next')
+        click(browser, 'dz-next')
+        assert dom_state(browser)['pos'] == '2 / 3'
+    finally:
+        browser.switch_to.default_content()
+    browser.switch_to.frame(browser.find_elements('tag name', 'iframe')[1])
+    try:
+        assert dom_state(browser)['pos'] == '0 / 4'  # untouched by the clicks in the first
+        click(browser, 'dz-next')
+        assert dom_state(browser)['current'] == [second.node_id(z.creator)]
+    finally:
+        browser.switch_to.default_content()
+    assert [e for e in browser.get_log('browser') if e['level'] == 'SEVERE'] == []
+
+
 def test_browser_seed_exact_text_keys_play_forward_and_screenshot(browser, tmp_path):
     L, (x, y) = seed_graph()
     x.cleargrad()
