@@ -111,6 +111,16 @@ def get_dot_graph(output, verbose=True, *, param_names=None, show_values=False,
     the output.  ``collapse``: True (runs of 3 or more) or a minimum run
     length for merging chains of same-class functions.
     """
+    return _dot_graph(output, verbose, param_names, show_values, show_grads, mark_nonfinite,
+                      mark_constants, follow_grads, max_depth, collapse)[0]
+
+
+def _dot_graph(output, verbose, param_names=None, show_values=False, show_grads=False,
+               mark_nonfinite=False, mark_constants=True, follow_grads=False, max_depth=None,
+               collapse=False):
+    """``(text, node_ids)``: ``get_dot_graph``'s text and ``{Variable or Function: DOT node
+    id}`` for what it drew (every function of a collapsed run maps to the run's box).  The
+    backward viewer uses the ids to find the drawn nodes in the SVG."""
     roots = _as_roots(output)
     limit = _count_option('show_values', show_values, DEFAULT_VALUE_LIMIT, -1, 0)
     if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
@@ -124,7 +134,11 @@ def get_dot_graph(output, verbose=True, *, param_names=None, show_values=False,
             labels[g] = f'{name}.grad'
     writer = _DotWriter(verbose, labels, limit, show_grads, mark_nonfinite, mark_constants)
     runs = _find_runs(walk, roots, labels, writer, follow_grads, min_run) if min_run else {}
-    return writer.write(walk, roots, runs)
+    text = writer.write(walk, roots, runs)
+    node_ids = {k: n for k, n in writer.ids.items() if not isinstance(k, tuple)}
+    for f, (run, _) in runs.items():
+        node_ids[f] = writer.ids[run[-1]]
+    return text, node_ids
 
 
 def _as_roots(output):
@@ -285,7 +299,7 @@ class _DotWriter:
         self._shape_dtype = {}
 
     def write(self, walk, roots, runs):
-        ids = {}
+        ids = self.ids = {}
         lines = ['digraph g {']
         out = lines.append
 
@@ -634,3 +648,13 @@ def _run_renderer(exe, fmt, dot_path, path, timeout, kept):
 def _write_text(path, text):
     with atomic_write(path, 'wb') as f:
         f.write(text.encode('utf-8'))
+
+
+def __getattr__(name):
+    """``plot_backward`` (the backward-pass viewer, ``dezero_kr.backprop_view``) is also
+    importable from here.  It is looked up on first use because backprop_view imports this
+    module: a top-level import would be a cycle."""
+    if name == 'plot_backward':
+        from dezero_kr.backprop_view import plot_backward
+        return plot_backward
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -11,6 +11,7 @@ from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsume
                                    max_backward_shape, pair, reshape_sum_backward, sum_to)
 from dezero_kr.core import Variable, as_variable, no_grad  # noqa: F401  (as_variable: DeZero's utils has it)
 from dezero_kr.download import get_file  # noqa: F401
+from dezero_kr.backprop_view import plot_backward  # noqa: F401
 from dezero_kr.graph import find_renderer, get_dot_graph, plot_dot_graph  # noqa: F401
 
 # DeZero's utils.cache_dir is a path string; ours follows $DEZERO_KR_CACHE at import

@@ -36,3 +36,11 @@ autodoc_default_options = {'members': True, 'undoc-members': False}
 html_theme = 'alabaster'
 html_static_path = ['_static']
 html_title = 'dezero_kr'
+
+# The live backward-pass viewers of backprop_view.md: written on every build into
+# docs/_generated/viewer/ and copied into the site as they are (self-contained pages).
+import make_backprop_view  # noqa: E402
+
+make_backprop_view.main(['--out', os.path.join(os.path.dirname(__file__), '_generated', 'viewer')])
+html_extra_path = ['_generated']
+exclude_patterns.append('_generated')
