@@ -14,14 +14,23 @@
 * save_plot(그리기 함수, ..., to_file=...): dezero_kr.plot의 함수(학습 곡선, 결정 경계 ...)로 그림을
   현재 폴더에 쓴다. matplotlib이 없으면 알리고 넘어간다(설치: pip install matplotlib).
 * save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
+
+이 파일을 import하면 작은 모델을 위한 BLAS 스레드 정책(스레드 1개, dezero_kr.blas)이 적용된다.
+작은 행렬에서는 스레드가 여럿이면 오히려 느리고, 바쁜 컴퓨터에서는 몇 배 느려진다.
+DEZERO_KR_BLAS_THREADS=0이면 BLAS 기본값을 그대로 둔다. 저장한 파일의 경로는 예제와 같은 규칙
+(dezero_kr.paths.display_path: 현재 폴더 안이면 상대 경로)으로 보여 준다.
 """
 import os
 import sys
 import unicodedata
 
+from dezero_kr.blas import small_model_policy
 from dezero_kr.graph import GraphRenderError, plot_dot_graph
+from dezero_kr.paths import display_path
 
 FAST = os.environ.get('DEZERO_KR_FAST') == '1'
+
+small_model_policy()  # 학습하는 단계마다 한 줄을 쓰는 대신 여기서 한 번
 
 
 def graph_size(*outputs):
@@ -50,7 +59,7 @@ def save_graph(output, to_file, **options):
     """plot_dot_graph로 to_file(그림)과 같은 이름의 .dot을 쓴다. 그리기 실패는 알리고 넘어간다."""
     try:
         path = plot_dot_graph(output, to_file=to_file, **options)
-        print(f'[그림 저장] {path}', file=sys.stderr)
+        print(f'[그림 저장] {display_path(path)}', file=sys.stderr)
     except GraphRenderError as e:  # 렌더러가 없거나 실패: .dot 텍스트는 이미 써 두었다
         print(f'[그림 생략] {e}', file=sys.stderr)
 
@@ -59,7 +68,7 @@ def save_plot(plot_function, *args, to_file, **kwargs):
     """dezero_kr.plot.<plot_function>(*args, to_file=to_file, **kwargs). matplotlib이 없으면 건너뛴다."""
     try:
         path = plot_function(*args, to_file=to_file, **kwargs)
-        print(f'[그림 저장] {path}', file=sys.stderr)
+        print(f'[그림 저장] {display_path(path)}', file=sys.stderr)
     except ImportError as e:
         print(f'[그림 생략] {e}', file=sys.stderr)
 
@@ -80,4 +89,4 @@ def save_lines(xs, curves, to_file):
     ax.set_xlabel('x')
     ax.legend(loc='lower right')
     fig.savefig(to_file)
-    print(f'[그림 저장] {to_file}', file=sys.stderr)
+    print(f'[그림 저장] {display_path(to_file)}', file=sys.stderr)

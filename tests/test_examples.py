@@ -27,12 +27,12 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from _subproc import ROOT, python_env
+
 EXAMPLES = ROOT / 'examples'
 TIMEOUT = 300
 RESULT = re.compile(r'^결과 \(result\): (\w+) = (\S+)$', re.MULTILINE)
@@ -66,12 +66,11 @@ def _closed_port():
 
 
 def _env(tmp_path, **extra):
-    env = dict(os.environ)
+    env = python_env()
     for name in ('no_proxy', 'NO_PROXY', 'DEZERO_KR_DOT'):
         env.pop(name, None)
     proxy = f'http://127.0.0.1:{_closed_port()}'
     env.update({
-        'PYTHONPATH': os.pathsep.join([str(ROOT)] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else [])),
         'PYTHONIOENCODING': 'utf-8',
         'MPLBACKEND': 'Agg',
         'DEZERO_KR_CACHE': str(tmp_path / 'cache'),

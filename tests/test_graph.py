@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from _checks import png_size
+from _subproc import python_env
 from dezero_kr import graph
 from dezero_kr.core import Constant, Function, Parameter, Variable
 from dezero_kr.core import sum as vsum
@@ -200,7 +201,7 @@ def test_text_is_byte_identical_across_processes():
         ''')
     outs = []
     for pad, seed in ((0, '1'), (1000, '12345')):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
+        env = python_env(PYTHONHASHSEED=seed)
         outs.append(subprocess.run([sys.executable, '-c', code, str(pad)], env=env, check=True,
                                    capture_output=True, timeout=60).stdout)
     assert outs[0] == outs[1]
