@@ -3,6 +3,7 @@
 The thread counts are read back through threadpoolctl itself (what OpenBLAS or
 MKL report), not through dezero_kr, so a helper that changed nothing would fail.
 """
+import subprocess
 import sys
 import warnings
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 import threadpoolctl
 
+from _subproc import ROOT, python_env
 from dezero_kr import blas, utils
 
 
@@ -119,3 +121,18 @@ def test_small_model_policy_warns_and_goes_on_without_threadpoolctl(monkeypatch,
     assert 'pip install threadpoolctl' in str(caught[0].message)
     monkeypatch.undo()
     assert set(blas_counts()) == {3}
+
+
+@pytest.mark.parametrize('folder, module', [('examples', '_util'), ('steps', '_common')])
+@pytest.mark.parametrize('setting, expected', [(None, '1'), ('3', '3')])
+def test_example_and_step_helpers_apply_the_policy_on_import(folder, module, setting, expected):
+    code = (f'import sys; sys.path.insert(0, {str(ROOT / folder)!r}); import {module}; '
+            'from dezero_kr.blas import blas_threads; print(blas_threads())')
+    env = python_env()
+    env.pop(blas.ENV_THREADS, None)
+    if setting is not None:
+        env[blas.ENV_THREADS] = setting
+    out = subprocess.run([sys.executable, '-c', code], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == expected

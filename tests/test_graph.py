@@ -21,6 +21,7 @@ from dezero_kr.core import sum as vsum
 from dezero_kr.functions_math import exp, log, sin, tanh
 from dezero_kr.graph import (GraphRenderError, RenderedGraph, RendererNotFoundError,
                              get_dot_graph, plot_dot_graph)
+from dezero_kr.models import MLP
 
 DOT = shutil.which('dot')
 PURE = graph.find_graphviz_pure()
@@ -643,7 +644,8 @@ def test_bad_targets(tmp_path):
 
 @ANY_RENDERER
 def test_notebooks_display_the_returned_path(tmp_path):
-    formatters = pytest.importorskip('IPython.core.formatters')
+    formatters = pytest.importorskip('IPython.core.formatters',
+                                     reason='IPython is not installed (pip install -e ".[test]")')
     *_, L = seed_graph()
     png = plot_dot_graph(L, to_file=tmp_path / 'g.png')
     data, _ = formatters.DisplayFormatter().format(png)
@@ -654,8 +656,7 @@ def test_notebooks_display_the_returned_path(tmp_path):
 
 
 def test_param_names_from_a_real_model():
-    models = pytest.importorskip('dezero_kr.models')
-    model = models.MLP((4, 1))
+    model = MLP((4, 1))
     y = model(np.ones((2, 3)))
     nodes, _ = nodes_and_edges(get_dot_graph(y, param_names=model))
     labels = {label_of(a): a for a in nodes.values()}
