@@ -31,7 +31,7 @@ import warnings
 import numpy as np
 import pytest
 
-from _subproc import ROOT, python_env
+from _subproc import ROOT, not_gitignored, python_env
 
 EXAMPLES = ROOT / 'examples'
 TIMEOUT = 300
@@ -195,6 +195,7 @@ def test_demo_default_out_is_the_current_folder(demo_runs):
     assert proc.returncode == 0, proc.stderr
     assert {p.name for p in cwd.iterdir()} <= {'demo_graph.dot', 'demo_graph.svg'}
     assert (cwd / 'demo_graph.dot').exists()
+    assert not_gitignored(cwd) == []  # run from the repository root, it leaves no untracked file
 
 
 def test_demo_without_a_renderer_says_how_to_get_one(tmp_path):
@@ -259,6 +260,8 @@ def test_example_plots_are_valid_png(small_runs, name):
     assert sorted(p.name for p in (cwd / 'plots').iterdir()) == sorted(pictures)
     for picture in pictures:
         assert_png(cwd / 'plots' / picture)
+        # saved paths are shown relative to the folder the example runs in (paths.display_path)
+        assert f'[그림 저장 / plot saved] {os.path.join("plots", picture)}\n' in proc.stdout
 
 
 def test_example_without_matplotlib_still_finishes(tmp_path):

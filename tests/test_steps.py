@@ -43,7 +43,7 @@ import tempfile
 
 import pytest
 
-from _subproc import ROOT, python_env
+from _subproc import ROOT, not_gitignored, python_env
 
 STEPS_DIR = ROOT / 'steps'
 GOLDEN_DIR = ROOT / 'tests' / 'golden' / 'steps'
@@ -213,6 +213,9 @@ def test_import_prints_nothing(step, tmp_path):
                          ids=[s.stem for s in STEPS if golden_path(s).is_file()])
 def test_step_output_matches_golden(step, tmp_path):
     actual = run_step(step, tmp_path)
+    for folder in ('', 'steps'):  # what it wrote would be left in the repository: ignored?
+        assert not not_gitignored(tmp_path, folder), (
+            f'{step.name} writes {not_gitignored(tmp_path, folder)}: list them in .gitignore')
     expected = golden_path(step).read_text(encoding='utf-8')
     assert expected.strip(), f'golden file for {step.name} is empty'
     problems = compare_output(actual, expected)
