@@ -1,6 +1,7 @@
 """The engine: Variable, Function, Config, the backward loop, memory."""
 import gc
 import math
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,7 @@ import dezero_kr
 import dezero_kr.functions as F
 from dezero_kr import Config, Constant, Function, Parameter, Variable, no_grad, using_config
 from dezero_kr.core import as_array, as_variable
-from _subproc import python_env
+from _subproc import ROOT, python_env
 
 
 def var(*values):
@@ -492,6 +493,15 @@ def test_import_is_light():
     seconds, heavy = out.stdout.split('\n')[:2]
     assert heavy == '[]'
     assert float(seconds) < 1.0
+
+
+def test_subprocesses_of_the_tests_import_this_checkout(tmp_path):
+    # Not an installed copy (pip install -e of another checkout) and not "no module": the
+    # working tree under test, whatever the current folder and the installs are.
+    out = subprocess.run([sys.executable, '-c', 'import dezero_kr; print(dezero_kr.__file__)'],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path, env=python_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert pathlib.Path(out.stdout.strip()) == ROOT / 'dezero_kr' / '__init__.py'
 
 
 def test_import_loads_no_http_stack_until_a_download_starts():
