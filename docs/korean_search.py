@@ -10,16 +10,18 @@ Choice: index every *prefix* of each run of Hangul syllables (edge n-grams):
 역전파를 is indexed as 역, 역전, 역전파 and 역전파를.  Any query that is the
 start of a word on the page then matches exactly, with no list of particles and
 endings to keep (a particle stripper misses verb endings such as 계산한다 and
-needs rules for the many particle forms).  The cost is a larger index (about
-twice the terms) and that a query also finds longer words that start with it
-(전파 finds 전파하다 but not 역전파); no stemming is lost, because Korean
-words are not stemmed at all.
+needs rules for the many particle forms).  The costs: a larger index (for
+this site 10,053 body terms instead of 8,058, and a searchindex.js of 382 KB
+instead of 314 KB, with Sphinx 9.0), and a query also finds longer words that
+start with it (전파 finds 전파하다, but not 역전파).  Korean words were never
+stemmed, so nothing is lost there.
 
-Words are also split where the script changes, on both sides: ``Variable의``
-is indexed as ``variable`` (English, stemmed as before) and ``의``, and the
-query splitter (JavaScript, ``splitQuery``) splits the same way, so typing
-``Variable의`` or ``variable`` finds the same pages.  Everything that is not
-Hangul is indexed exactly as Sphinx's English search does.
+Words are also split where the script changes: ``Variable의`` is indexed as
+``Variable`` (stemmed as every English word is) and ``의``; the English
+default kept ``variable의`` as one term, so a search for ``Variable`` missed
+it.  The query splitter (JavaScript ``splitQuery``) splits the same way, so
+typing ``Variable의`` looks up ``variable`` and ``의``.  Everything that is
+not Hangul is indexed exactly as Sphinx's English search does.
 
 Enable it with ``extensions = [..., 'korean_search']`` and ``language = 'ko'``
 (``html_search_language`` defaults to ``language``).
