@@ -9,10 +9,12 @@ import warnings
 
 import numpy as np
 import pytest
-import threadpoolctl
 
 from _subproc import ROOT, python_env
 from dezero_kr import blas, utils
+
+threadpoolctl = pytest.importorskip('threadpoolctl', reason='threadpoolctl is not installed '
+                                    '(pip install -e ".[test]" or ".[blas]")')
 
 
 def blas_counts():
