@@ -26,12 +26,13 @@ network until ``get_file`` is called.
 """
 import contextlib
 import hashlib
-import http.client
 import os
 import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
+
+# urllib.request and http.client (which load ssl and email, ~40 ms) are imported
+# in the two functions that talk to a server, so `import dezero_kr` stays light.
 
 ENV_CACHE = 'DEZERO_KR_CACHE'
 DEFAULT_CACHE = os.path.join('~', '.dezero_kr')
@@ -138,6 +139,7 @@ def _download_once(url, part, timeout, show_progress, label):
     headers = {'User-Agent': _USER_AGENT}
     if have:
         headers['Range'] = f'bytes={have}-'
+    import urllib.request  # here, not at the top: see the imports
     request = urllib.request.Request(url, headers=headers)
     with urllib.request.urlopen(request, timeout=timeout) as response:
         resumed = have > 0 and response.status == 206
@@ -172,6 +174,7 @@ def _download_once(url, part, timeout, show_progress, label):
 
 def _download_with_retry(url, part, timeout, show_progress, label):
     """Try ``url`` twice; the second try resumes from the bytes already on disk."""
+    import http.client  # here, not at the top: see the imports
     error = None
     for _ in range(2):
         try:

@@ -2,13 +2,15 @@
 
 The pieces live in their own modules and are re-exported here under DeZero's
 names: array helpers in ``array_utils``, graph export in ``graph``, downloads
-in ``download``.  This module itself holds the numerical gradient checks.
+in ``download``, BLAS thread control (``set_blas_threads``) in ``blas``.  This module
+itself holds the numerical gradient checks.
 """
 import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsumexp,  # noqa: F401
                                    max_backward_shape, pair, reshape_sum_backward, sum_to)
+from dezero_kr.blas import set_blas_threads  # noqa: F401
 from dezero_kr.core import Variable, as_variable, no_grad  # noqa: F401  (as_variable: DeZero's utils has it)
 from dezero_kr.download import get_file  # noqa: F401
 from dezero_kr.backprop_view import plot_backward  # noqa: F401

@@ -22,6 +22,7 @@ extensions = [
     'sphinx.ext.autodoc',
     'sphinx.ext.napoleon',  # Google-style 'Args:' sections in docstrings
     'sphinx-mathjax-offline',  # ships MathJax inside the built site
+    'korean_search',  # docs/korean_search.py: 역전파 finds 역전파를 / 역전파는
 ]
 napoleon_use_ivar = True  # 'Attributes:' as fields, not duplicate attribute entries
 myst_enable_extensions = ['dollarmath', 'amsmath', 'colon_fence']

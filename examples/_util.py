@@ -13,15 +13,25 @@ folder is first on ``sys.path`` and ``import _util`` finds this file.
   how to get it and go on (an example never fails for a missing picture).
 * ``report(name, value, start)``: the final metric line, ``결과 (result): name =
   value``, which the tests read, and the time line.
+
+Importing this file applies the small-model BLAS policy (one BLAS thread, see
+``dezero_kr.blas``; ``DEZERO_KR_BLAS_THREADS=0`` keeps BLAS's default), so every
+example that trains gets it without a line of its own.  Saved files are
+printed with ``dezero_kr.paths.display_path``, as in the tutorial steps.
 """
 import argparse
 import os
 import sys
 import time
 
+from dezero_kr.blas import small_model_policy
+from dezero_kr.paths import display_path
 from dezero_kr.progress import progress
 
 RESULT_PREFIX = '결과 (result):'
+
+# Small matrices run faster on one BLAS thread (measured in docs/examples.md).
+small_model_policy()
 
 
 def use_utf8_safe_output():
@@ -60,7 +70,7 @@ def save_plot(args, draw, name, *draw_args, **draw_kwargs):
     except ImportError as e:  # matplotlib is an optional extra
         print(f'[그림 생략 / plot skipped] {e}', file=sys.stderr)
         return None
-    print(f'[그림 저장 / plot saved] {path}')
+    print(f'[그림 저장 / plot saved] {display_path(path)}')
     return path
 
 

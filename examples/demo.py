@@ -32,6 +32,7 @@ from dezero_kr.grad_clip import clip_grad_norm
 from dezero_kr.graph import GraphRenderError, RendererNotFoundError, plot_dot_graph
 from dezero_kr.models import MLP
 from dezero_kr.optimizers import Adam
+from dezero_kr.paths import display_path
 
 from _util import use_utf8_safe_output
 
@@ -131,15 +132,15 @@ def part3_graph(L, out):
     dot = os.path.join(out, 'demo_graph.dot')
     try:
         plot_dot_graph(L, verbose=True, to_file=svg)  # writes demo_graph.dot, then draws the svg
-        print(f'  {os.path.normpath(dot)}  (DOT 텍스트 / DOT text)')
-        print(f'  {os.path.normpath(svg)}  (그림 / picture)')
+        print(f'  {display_path(dot)}  (DOT 텍스트 / DOT text)')
+        print(f'  {display_path(svg)}  (그림 / picture)')
     except RendererNotFoundError:
-        print(f'  {os.path.normpath(dot)}  (DOT 텍스트 / DOT text)')
+        print(f'  {display_path(dot)}  (DOT 텍스트 / DOT text)')
         print('  그림을 그릴 프로그램이 없어 SVG는 건너뜀 / no usable Graphviz renderer, SVG skipped.')
         print('  설치 / install one:  pip install graphviz-pure   (or: apt-get install graphviz,'
               ' brew install graphviz)')
     except GraphRenderError as e:
-        print(f'  {os.path.normpath(dot)}  (DOT 텍스트 / DOT text)')
+        print(f'  {display_path(dot)}  (DOT 텍스트 / DOT text)')
         print(f'  SVG를 그리지 못함 / could not draw the SVG: {str(e).splitlines()[0][:300]}')
 
 

@@ -16,14 +16,23 @@
 * save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
 * save_figure(draw, to_file, ncols=1): matplotlib 그림 하나를 작은 PNG로 쓴다(한글 글꼴 포함). 칸(axes)이
   하나면 draw(ax), ncols개면 draw([ax, ...])로 그린다 (save_lines로 안 되는 그림: 산점도 + 맞춘 곡선 ...).
+
+이 파일을 import하면 작은 모델을 위한 BLAS 스레드 정책(스레드 1개, dezero_kr.blas)이 적용된다.
+작은 행렬에서는 스레드가 여럿이면 오히려 느리고, 바쁜 컴퓨터에서는 몇 배 느려진다.
+DEZERO_KR_BLAS_THREADS=0이면 BLAS 기본값을 그대로 둔다. 저장한 파일의 경로는 예제와 같은 규칙
+(dezero_kr.paths.display_path: 현재 폴더 안이면 상대 경로)으로 보여 준다.
 """
 import os
 import sys
 import unicodedata
 
+from dezero_kr.blas import small_model_policy
 from dezero_kr.graph import GraphRenderError, plot_dot_graph
+from dezero_kr.paths import display_path
 
 FAST = os.environ.get('DEZERO_KR_FAST') == '1'
+
+small_model_policy()  # 학습하는 단계마다 한 줄을 쓰는 대신 여기서 한 번
 
 
 def graph_size(*outputs):
@@ -52,7 +61,7 @@ def save_graph(output, to_file, **options):
     """plot_dot_graph로 to_file(그림)과 같은 이름의 .dot을 쓴다. 그리기 실패는 알리고 넘어간다."""
     try:
         path = plot_dot_graph(output, to_file=to_file, **options)
-        print(f'[그림 저장] {path}', file=sys.stderr)
+        print(f'[그림 저장] {display_path(path)}', file=sys.stderr)
     except GraphRenderError as e:  # 렌더러가 없거나 실패: .dot 텍스트는 이미 써 두었다
         print(f'[그림 생략] {e}', file=sys.stderr)
 
@@ -61,7 +70,7 @@ def save_plot(plot_function, *args, to_file, **kwargs):
     """dezero_kr.plot.<plot_function>(*args, to_file=to_file, **kwargs). matplotlib이 없으면 건너뛴다."""
     try:
         path = plot_function(*args, to_file=to_file, **kwargs)
-        print(f'[그림 저장] {path}', file=sys.stderr)
+        print(f'[그림 저장] {display_path(path)}', file=sys.stderr)
     except ImportError as e:
         print(f'[그림 생략] {e}', file=sys.stderr)
 
@@ -82,7 +91,7 @@ def save_lines(xs, curves, to_file):
     ax.set_xlabel('x')
     ax.legend(loc='lower right')
     fig.savefig(to_file)
-    print(f'[그림 저장] {to_file}', file=sys.stderr)
+    print(f'[그림 저장] {display_path(to_file)}', file=sys.stderr)
 
 
 def save_figure(draw, to_file, ncols=1):
@@ -104,4 +113,4 @@ def save_figure(draw, to_file, ncols=1):
         axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
         draw(axes[0] if ncols == 1 else axes)
         fig.savefig(to_file, dpi=100)
-    print(f'[그림 저장] {to_file}', file=sys.stderr)
+    print(f'[그림 저장] {display_path(to_file)}', file=sys.stderr)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dezero_kr.functions as F
-from dezero_kr import Constant, Function, Variable, autograd, core, no_grad
+from dezero_kr import Constant, Function, Variable, autograd, core, functions_nn, no_grad
 from dezero_kr.autograd import (AnomalyError, GradcheckError, detect_anomaly, grad, gradcheck,
                                 hessian, jacobian, jvp, vjp)
 from dezero_kr.functions_math import Cos, Sin
@@ -261,7 +261,7 @@ def test_nested_jvp_gives_second_directional_derivatives():
 def test_nested_jvp_and_hessian_are_exact_under_no_grad():
     # functions_nn's rules use raw arrays when nothing is recorded; an outer level
     # must still see the inner rule's local derivatives as ops.
-    nn = pytest.importorskip('dezero_kr.functions_nn')
+    nn = functions_nn
     x = np.array([0.3, -1.2])
     s = 1 / (1 + np.exp(-x))
     exact = s * (1 - s) * (1 - 2 * s)

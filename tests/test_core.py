@@ -1,6 +1,7 @@
 """The engine: Variable, Function, Config, the backward loop, memory."""
 import gc
 import math
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -13,6 +14,7 @@ import dezero_kr
 import dezero_kr.functions as F
 from dezero_kr import Config, Constant, Function, Parameter, Variable, no_grad, using_config
 from dezero_kr.core import as_array, as_variable
+from _subproc import ROOT, python_env
 
 
 def var(*values):
@@ -475,7 +477,8 @@ def test_million_node_chain_builds_backprops_unchains_and_frees():
         del z
         print('ok')
     ''')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300,
+                         env=python_env())
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == 'ok'
 
@@ -485,10 +488,30 @@ def test_import_is_light():
             'print(time.perf_counter() - t); '
             'print(sorted(m for m in ("matplotlib", "PIL", "graphviz", "cupy", "IPython") '
             'if m in sys.modules))')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+                         env=python_env())
     seconds, heavy = out.stdout.split('\n')[:2]
     assert heavy == '[]'
     assert float(seconds) < 1.0
+
+
+def test_subprocesses_of_the_tests_import_this_checkout(tmp_path):
+    # Not an installed copy (pip install -e of another checkout) and not "no module": the
+    # working tree under test, whatever the current folder and the installs are.
+    out = subprocess.run([sys.executable, '-c', 'import dezero_kr; print(dezero_kr.__file__)'],
+                         capture_output=True, text=True, timeout=60, cwd=tmp_path, env=python_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert pathlib.Path(out.stdout.strip()) == ROOT / 'dezero_kr' / '__init__.py'
+
+
+def test_import_loads_no_http_stack_until_a_download_starts():
+    # urllib.request/http.client/ssl cost ~40 ms and nothing downloads at import time.
+    code = ('import sys, dezero_kr, dezero_kr.utils, dezero_kr.datasets, dezero_kr.download; '
+            'print(sorted(m for m in ("urllib.request", "http.client", "ssl") if m in sys.modules))')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60,
+                         env=python_env())
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == '[]'
 
 
 def test_package_exports_dezero_names():

@@ -22,6 +22,7 @@ from dezero_kr.datasets import (
     CIFAR10, CIFAR100, MNIST, Dataset, Digits, ImageNet, Names, Shakespear, Shakespeare,
     SinCurve, Spiral, get_spiral, load_cache_npz, load_digits, load_names, save_cache_npz)
 from dezero_kr.download import DownloadError
+from _subproc import python_env
 
 
 @pytest.fixture(autouse=True)
@@ -457,5 +458,6 @@ def test_import_loads_neither_matplotlib_nor_pillow():
     code = ('import sys, dezero_kr.datasets, dezero_kr.dataloaders, dezero_kr.transforms, '
             'dezero_kr.download, dezero_kr.progress, dezero_kr.plot; '
             'print(sorted(m for m in ("matplotlib", "PIL", "tqdm") if m in sys.modules))')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         env=python_env())
     assert out.stdout.strip() == '[]'

@@ -27,12 +27,12 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from _subproc import ROOT, not_gitignored, python_env
+
 EXAMPLES = ROOT / 'examples'
 TIMEOUT = 300
 RESULT = re.compile(r'^결과 \(result\): (\w+) = (\S+)$', re.MULTILINE)
@@ -66,12 +66,11 @@ def _closed_port():
 
 
 def _env(tmp_path, **extra):
-    env = dict(os.environ)
+    env = python_env()
     for name in ('no_proxy', 'NO_PROXY', 'DEZERO_KR_DOT'):
         env.pop(name, None)
     proxy = f'http://127.0.0.1:{_closed_port()}'
     env.update({
-        'PYTHONPATH': os.pathsep.join([str(ROOT)] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else [])),
         'PYTHONIOENCODING': 'utf-8',
         'MPLBACKEND': 'Agg',
         'DEZERO_KR_CACHE': str(tmp_path / 'cache'),
@@ -196,6 +195,7 @@ def test_demo_default_out_is_the_current_folder(demo_runs):
     assert proc.returncode == 0, proc.stderr
     assert {p.name for p in cwd.iterdir()} <= {'demo_graph.dot', 'demo_graph.svg'}
     assert (cwd / 'demo_graph.dot').exists()
+    assert not_gitignored(cwd) == []  # run from the repository root, it leaves no untracked file
 
 
 def test_demo_without_a_renderer_says_how_to_get_one(tmp_path):
@@ -260,6 +260,8 @@ def test_example_plots_are_valid_png(small_runs, name):
     assert sorted(p.name for p in (cwd / 'plots').iterdir()) == sorted(pictures)
     for picture in pictures:
         assert_png(cwd / 'plots' / picture)
+        # saved paths are shown relative to the folder the example runs in (paths.display_path)
+        assert f'[그림 저장 / plot saved] {os.path.join("plots", picture)}\n' in proc.stdout
 
 
 def test_example_without_matplotlib_still_finishes(tmp_path):

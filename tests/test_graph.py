@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from _checks import png_size
+from _subproc import python_env
 from dezero_kr import graph
 from dezero_kr.core import Constant, Function, Parameter, Variable
 from dezero_kr.core import sum as vsum
 from dezero_kr.functions_math import exp, log, sin, tanh
 from dezero_kr.graph import (GraphRenderError, RenderedGraph, RendererNotFoundError,
                              get_dot_graph, plot_dot_graph)
+from dezero_kr.models import MLP
 
 DOT = shutil.which('dot')
 PURE = graph.find_graphviz_pure()
@@ -200,7 +202,7 @@ def test_text_is_byte_identical_across_processes():
         ''')
     outs = []
     for pad, seed in ((0, '1'), (1000, '12345')):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
+        env = python_env(PYTHONHASHSEED=seed)
         outs.append(subprocess.run([sys.executable, '-c', code, str(pad)], env=env, check=True,
                                    capture_output=True, timeout=60).stdout)
     assert outs[0] == outs[1]
@@ -642,7 +644,8 @@ def test_bad_targets(tmp_path):
 
 @ANY_RENDERER
 def test_notebooks_display_the_returned_path(tmp_path):
-    formatters = pytest.importorskip('IPython.core.formatters')
+    formatters = pytest.importorskip('IPython.core.formatters',
+                                     reason='IPython is not installed (pip install -e ".[test]")')
     *_, L = seed_graph()
     png = plot_dot_graph(L, to_file=tmp_path / 'g.png')
     data, _ = formatters.DisplayFormatter().format(png)
@@ -653,8 +656,7 @@ def test_notebooks_display_the_returned_path(tmp_path):
 
 
 def test_param_names_from_a_real_model():
-    models = pytest.importorskip('dezero_kr.models')
-    model = models.MLP((4, 1))
+    model = MLP((4, 1))
     y = model(np.ones((2, 3)))
     nodes, _ = nodes_and_edges(get_dot_graph(y, param_names=model))
     labels = {label_of(a): a for a in nodes.values()}

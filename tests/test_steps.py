@@ -40,11 +40,11 @@ import re
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from _subproc import ROOT, not_gitignored, python_env
+
 STEPS_DIR = ROOT / 'steps'
 GOLDEN_DIR = ROOT / 'tests' / 'golden' / 'steps'
 FROM_SCRATCH_LAST = 22  # steps 01..22 grow their own framework and must not use dezero_kr
@@ -73,7 +73,7 @@ def golden_path(step):
 
 
 def _env():
-    env = dict(os.environ)
+    env = python_env()
     env['DEZERO_KR_FAST'] = '1'
     env['MPLBACKEND'] = 'Agg'
     env['PYTHONIOENCODING'] = 'utf-8'
@@ -83,8 +83,6 @@ def _env():
     # and the recorded digits then do not depend on the thread count.
     for var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
         env[var] = '1'
-    env['PYTHONPATH'] = os.pathsep.join(
-        [str(ROOT)] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
     return env
 
 
@@ -215,6 +213,9 @@ def test_import_prints_nothing(step, tmp_path):
                          ids=[s.stem for s in STEPS if golden_path(s).is_file()])
 def test_step_output_matches_golden(step, tmp_path):
     actual = run_step(step, tmp_path)
+    for folder in ('', 'steps'):  # what it wrote would be left in the repository: ignored?
+        assert not not_gitignored(tmp_path, folder), (
+            f'{step.name} writes {not_gitignored(tmp_path, folder)}: list them in .gitignore')
     expected = golden_path(step).read_text(encoding='utf-8')
     assert expected.strip(), f'golden file for {step.name} is empty'
     problems = compare_output(actual, expected)

@@ -22,6 +22,7 @@ from dezero_kr.models import GPT
 from dezero_kr.transformer import (MICROGPT, MLP, CausalSelfAttention, PlainNorm, TransformerBlock,
                                    make_norm)
 from _checks import check_backward, numeric_grad
+from _subproc import python_env
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -455,7 +456,7 @@ def test_default_config_beats_the_unigram_baseline():  # the real command; ~1.5 
     # A fresh process: the script sets one BLAS thread before NumPy loads (in this process
     # NumPy is loaded already, and many BLAS threads on small matrices are several times slower).
     out = subprocess.run([sys.executable, str(ROOT / 'examples' / 'gpt' / 'train.py')], capture_output=True,
-                         text=True, timeout=600, cwd=ROOT)
+                         text=True, timeout=600, cwd=ROOT, env=python_env())
     assert out.returncode == 0, out.stderr[-2000:]
     m = re.search(r'validation loss ([\d.]+) nats/char  \|  unigram baseline ([\d.]+)  \|  bigram ([\d.]+)',
                   out.stdout)

@@ -19,27 +19,23 @@ Checkpoint folder (``--ckpt``): ``model.npz`` (weights), ``optimizer.npz``
 states).  ``--resume`` continues exactly where the saved run stopped: the
 result equals an uninterrupted run of the same ``--steps``.
 """
+import argparse
+import json
+import math
 import os
+import sys
+import time
 
-for _var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
-    # Small matrices: one BLAS thread is faster, and spinning threads on a busy
-    # machine make steps 10x slower.  Set before NumPy is imported.
-    os.environ.setdefault(_var, '1')
+import numpy as np
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-import dezero_kr  # noqa: E402
-from dezero_kr.datasets import Names  # noqa: E402
-from dezero_kr.download import atomic_write  # noqa: E402
-from dezero_kr.grad_clip import ClipGradNorm  # noqa: E402
-from dezero_kr.optimizers import Adam, AdamW, WarmupCosine  # noqa: E402
-from dezero_kr.transformer import GPT  # noqa: E402
+import dezero_kr
+from dezero_kr.blas import small_model_policy
+from dezero_kr.datasets import Names
+from dezero_kr.download import atomic_write
+from dezero_kr.grad_clip import ClipGradNorm
+from dezero_kr.optimizers import Adam, AdamW, WarmupCosine
+from dezero_kr.paths import display_path
+from dezero_kr.transformer import GPT
 
 DEFAULTS = dict(block_size=16, n_embd=64, n_head=4, n_layer=2, mlp='gelu', norm='layer', dropout=0.1,
                 batch_size=32, steps=3000, lr=3e-3, warmup=100, weight_decay=0.1, clip=1.0, seed=0)
@@ -274,7 +270,7 @@ def main(argv=None, log=print):
     train_time = time.perf_counter() - t_start
     if args.ckpt:
         save_checkpoint(args.ckpt, model, opt, settings, rng)
-        log(f'checkpoint saved to {args.ckpt} (step {opt.t})')
+        log(f'checkpoint saved to {display_path(args.ckpt)} (step {opt.t})')
     val_loss = evaluate(model, val_data)
     baseline = unigram_baseline(train_data, val_data, vocab)
     bigram = bigram_baseline(train_data, val_data, vocab)
@@ -291,4 +287,7 @@ def main(argv=None, log=print):
 
 
 if __name__ == '__main__':
+    # One BLAS thread for these small matrices (dezero_kr.blas); here, not in main(),
+    # so that tests calling main() leave their own process's BLAS alone.
+    small_model_policy()
     main(sys.argv[1:])
