@@ -26,6 +26,7 @@ import pytest
 import dezero_kr.distributed as dist
 import dezero_kr.functions as F
 from dezero_kr import DataLoader, Dataset
+from dezero_kr.datasets import Digits
 from dezero_kr.optimizers import SGD
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -348,3 +349,33 @@ def test_array_backed_shard_is_a_dataset_of_its_rows():
     shard.set_epoch(1)
     assert not np.array_equal(first, shard.indices)
     np.testing.assert_array_equal(shard.data, data.data[shard.indices])
+
+
+# =============================================================================
+# The example
+# =============================================================================
+EXAMPLE = ROOT / 'examples' / 'digits_mlp_mpi.py'
+
+
+@pytest.mark.parametrize('ranks', [2, 1])
+def test_example_runs_under_mpiexec_and_alone(tmp_path, ranks):
+    """``mpiexec -n 2 python examples/digits_mlp_mpi.py`` (and plain ``python``): one result line
+    from rank 0, and the weights rank 0 saved give that accuracy in a single-process model."""
+    weights = tmp_path / 'digits.npz'
+    result, _ = run_ranks(ranks, [EXAMPLE, '--epochs', '3', '--no-progress', '--save', weights])
+    assert result.returncode == 0, result.stderr
+    assert f'{ranks} rank(s): {1500 // ranks} training images each' in result.stdout
+    lines = [line for line in result.stdout.splitlines() if line.startswith('결과 (result):')]
+    assert len(lines) == 1, result.stdout  # printed by rank 0 only
+    reported = float(lines[0].split('=')[1])
+    assert reported > 0.85
+    sys.path.insert(0, str(EXAMPLE.parent))
+    try:
+        from digits_mlp_mpi import DigitsMLP
+    finally:
+        sys.path.remove(str(EXAMPLE.parent))
+    model = DigitsMLP(256)
+    model.load_weights(weights)
+    test = Digits(train=False)
+    accuracy = float(F.accuracy(model(test.data), test.label).data)
+    assert f'{accuracy:.4f}' == f'{reported:.4f}'
