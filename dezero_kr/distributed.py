@@ -37,10 +37,11 @@ What ``DataParallel.update()`` does, in this order:
    (no update, ``optimizer.t`` unchanged, ``skipped_steps`` counts it; a
    warning on rank 0), exactly as ChainerMN does.  Give layers their input
    size, or run the model once before creating ``DataParallel``, to lose no step.
-2. **Reduce**: every gradient is scaled by ``1/size`` while being copied into
-   one contiguous buffer per dtype (float32 stays float32), the buffer is summed
-   over the ranks by a single ``MPI_Allreduce`` and each parameter's ``grad``
-   becomes a view of its part of the result.
+2. **Reduce**: the gradients are copied into one contiguous buffer per dtype
+   (the parameters' dtype: float32 stays float32), the buffer is summed over
+   the ranks by a single ``MPI_Allreduce`` and scaled by ``1/size``, and each
+   parameter's ``grad`` becomes a view of its part of the result.  The buffer
+   is reused next step unless one of those views is still referenced.
 3. **Hooks** of the wrapped optimizer (weight decay, clipping, schedules) run on
    the *reduced* gradients: a global-norm clip sees the norm of the average.
 4. **Update** by the wrapped optimizer, identical on every rank.
@@ -363,12 +364,12 @@ class _Bucket:
     """Parameters of one array module and dtype packed into one flat buffer.
 
     ``entries``: ``(param, start, stop)`` slices of the buffer; ``total``: the
-    buffer length without flags.
+    buffer length without flags; ``buffer``: the buffer of the last reduce.
     """
-    __slots__ = ('xp', 'dtype', 'entries', 'total')
+    __slots__ = ('xp', 'dtype', 'entries', 'total', 'buffer')
 
     def __init__(self, xp, dtype):
-        self.xp, self.dtype, self.entries, self.total = xp, dtype, [], 0
+        self.xp, self.dtype, self.entries, self.total, self.buffer = xp, dtype, [], 0, None
 
     def add(self, p):
         self.entries.append((p, self.total, self.total + p.data.size))
@@ -506,25 +507,33 @@ class DataParallel:
 
     def _reduce_bucket(self, bucket):
         xp, n = bucket.xp, bucket.total
-        buf = xp.empty(n + len(bucket.entries), dtype=bucket.dtype)  # gradients, then one flag each
-        flags = buf[n:]
-        scale = 1.0 / self.comm.size  # a Python float: NumPy keeps the buffer's dtype
+        # Last step's buffer is reused (no allocation, warm in cache, known to MPI) unless a
+        # reduced gradient of that step -- a view of it -- is still referenced somewhere:
+        # writing into it would then change that array behind its holder's back.
+        if bucket.buffer is None or sys.getrefcount(bucket.buffer) > 2:
+            bucket.buffer = xp.empty(n + len(bucket.entries), dtype=bucket.dtype)
+        buf = bucket.buffer  # the gradients, then one flag per parameter (1: this rank has a grad)
+        parts, missing = [], []
         for i, (p, start, stop) in enumerate(bucket.entries):
             g = p.grad
-            part = buf[start:stop].reshape(p.data.shape)
             if g is None:
-                part[...] = 0
-                flags[i] = 0
+                parts.append(xp.zeros(stop - start, dtype=bucket.dtype))
+                missing.append(i)
                 continue
             if g.data.shape != p.data.shape:
-                raise ValueError(f'DataParallel.allreduce_grads: parameter {p.name!r} has shape '
-                                 f'{p.data.shape} but its gradient has shape {g.data.shape}')
-            xp.multiply(g.data, scale, out=part)
-            flags[i] = 1
+                raise ValueError(f'DataParallel.allreduce_grads: a parameter of shape '
+                                 f'{p.data.shape} has a gradient of shape {g.data.shape}')
+            parts.append(g.data.reshape(-1))
+        xp.concatenate(parts, out=buf[:n])  # one C loop for the whole copy
+        flags = buf[n:]
+        flags.fill(1)
+        if missing:
+            flags[missing] = 0
         self.comm.allreduce_sum(buf, cuda_aware=self.cuda_aware)
-        for i, (p, start, stop) in enumerate(bucket.entries):
-            if flags[i] == 0:
-                continue  # no rank had a gradient: keep None, as a single process would
+        buf[:n] *= 1.0 / self.comm.size  # a Python float keeps the buffer's dtype
+        for (p, start, stop), count in zip(bucket.entries, buf[n:].tolist()):
+            if count == 0:
+                continue  # no rank had a gradient: it stays None, as in a single process
             reduced = buf[start:stop].reshape(p.data.shape)
             if p.grad is None:
                 p.grad = Variable(reduced)

@@ -1,0 +1,185 @@
+"""Data-parallel training over MPI (dezero_kr.distributed): throughput and all-reduce cost.
+
+    python -m bench mpi [--ranks 1,2] [--steps 60] [--repeat 30]
+
+For each model and rank count it starts ``mpiexec -n R python -m bench.mpi
+--worker MODEL`` (one BLAS thread per rank) and reports:
+
+* samples/s of training (every rank takes its own batch of the same size per
+  step, so one step processes ``R x batch`` samples) and the speed-up over 1 rank;
+* the all-reduce time inside those steps (``DataParallel.last_reduce_seconds``:
+  packing, ``MPI_Allreduce``, unpacking, plus any wait for a slower rank) and
+  its share of the step;
+* ``DataParallel.allreduce_grads()`` against the MPI floor, a bare
+  ``Allreduce`` of a buffer of the same bytes, each after a ``Barrier`` so
+  neither includes waiting for the other rank (median of ``--repeat``,
+  interleaved).
+
+Models: the Digits MLP of ``examples/digits_mlp_mpi.py`` (64-256-256-10,
+batch 64 per rank, float32) and a small CNN (conv 3x3 3->16 pad 1, ReLU,
+max-pool 2, linear 4096->10 on (32, 3, 32, 32) float32 per rank, as ``bench
+cnn``), Adam.  Needs the MPI extra (``pip install -e ".[mpi]"``).
+"""
+from bench import _timing  # first: one BLAS thread before NumPy loads
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+MODELS = ('mlp', 'cnn')
+RESULT_TAG = 'BENCH_MPI_RESULT '
+
+
+def build(model_name, rank):
+    """``(model, x, t)`` for one rank: its own data of the per-rank batch size."""
+    import dezero_kr.functions as F
+    import dezero_kr.layers as L
+    from dezero_kr.datasets import Digits
+    from dezero_kr.models import Model
+
+    np.random.seed(rank)  # weights differ until DataParallel broadcasts rank 0's
+    if model_name == 'mlp':
+        class DigitsMLP(Model):
+            def __init__(self):
+                super().__init__()
+                self.l1 = L.Linear(256, in_size=64)
+                self.l2 = L.Linear(256, in_size=256)
+                self.l3 = L.Linear(10, in_size=256)
+
+            def forward(self, x):
+                return self.l3(F.relu(self.l2(F.relu(self.l1(x)))))
+
+        data = Digits(train=True)
+        rows = np.arange(rank * 64, rank * 64 + 64) % len(data)
+        return DigitsMLP(), data.data[rows], data.label[rows]
+
+    class SmallCNN(Model):
+        def __init__(self):
+            super().__init__()
+            self.conv = L.Conv2d(16, 3, pad=1, in_channels=3)
+            self.fc = L.Linear(10, in_size=16 * 16 * 16)
+
+        def forward(self, x):
+            h = F.pooling(F.relu(self.conv(x)), 2, 2)
+            return self.fc(F.reshape(h, (len(x), -1)))
+
+    rng = np.random.default_rng(rank)
+    x = rng.standard_normal((32, 3, 32, 32)).astype(np.float32)
+    t = rng.integers(0, 10, 32)
+    return SmallCNN(), x, t
+
+
+def worker(model_name, steps, repeat):
+    """Run under mpiexec; rank 0 prints one tagged JSON line."""
+    import dezero_kr.distributed as dist
+    import dezero_kr.functions as F
+    from dezero_kr.optimizers import Adam
+
+    comm = dist.init()
+    model, x, t = build(model_name, comm.rank)
+    opt = dist.DataParallel(Adam().setup(model), comm)
+
+    def step():
+        loss = F.softmax_cross_entropy(model(x), t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return opt.last_reduce_seconds
+
+    for _ in range(5):
+        step()
+    comm.barrier()
+    start = time.perf_counter()
+    reduce_seconds = sum(step() for _ in range(steps))
+    comm.barrier()
+    elapsed = time.perf_counter() - start
+
+    params = list(model.params())
+    nbytes = sum(p.data.nbytes for p in params)
+    result = {'model': model_name, 'ranks': comm.size, 'batch': len(x), 'steps': steps,
+              'samples_per_s': comm.size * len(x) * steps / elapsed,
+              'step_ms': 1e3 * elapsed / steps, 'reduce_in_step_ms': 1e3 * reduce_seconds / steps,
+              'grad_bytes': nbytes}
+    if comm.size > 1:
+        from mpi4py import MPI
+        raw = np.zeros(nbytes // 4 + len(params), dtype=np.float32)  # same bytes as DataParallel's buffer
+        ours, floor = [], []
+        for _ in range(repeat):
+            comm.barrier()
+            t0 = time.perf_counter()
+            opt.allreduce_grads(params)
+            ours.append(time.perf_counter() - t0)
+            comm.barrier()
+            t0 = time.perf_counter()
+            comm.mpi_comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
+            floor.append(time.perf_counter() - t0)
+        result.update(allreduce_ms=1e3 * statistics.median(ours),
+                      floor_ms=1e3 * statistics.median(floor),
+                      ratio=statistics.median([a / b for a, b in zip(ours, floor)]))
+    if comm.is_root:
+        print(RESULT_TAG + json.dumps(result), flush=True)
+
+
+def launch(model_name, ranks, steps, repeat):
+    command = [sys.executable, '-m', 'bench.mpi', '--worker', model_name, '--steps', str(steps),
+               '--repeat', str(repeat)]
+    if ranks > 1:
+        command = ['mpiexec', '-n', str(ranks)] + command
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env['PYTHONPATH'] = os.pathsep.join([root] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
+    out = subprocess.run(command, capture_output=True, text=True, cwd=root, env=env, timeout=600)
+    for line in out.stdout.splitlines():
+        if line.startswith(RESULT_TAG):
+            return json.loads(line[len(RESULT_TAG):])
+    raise RuntimeError(f'bench mpi: {" ".join(command)} failed (status {out.returncode}):\n'
+                       f'{out.stdout}\n{out.stderr}')
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m bench mpi', description=__doc__.splitlines()[0])
+    parser.add_argument('--ranks', default='1,2', help='comma-separated rank counts (default 1,2)')
+    parser.add_argument('--steps', type=int, default=60, help='timed training steps per run')
+    parser.add_argument('--repeat', type=int, default=30, help='all-reduce samples per run')
+    parser.add_argument('--worker', choices=MODELS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.worker, args.steps, args.repeat)
+        return 0
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        print('bench mpi needs mpi4py: pip install -e ".[mpi]"')
+        return 2
+    ranks = [int(r) for r in args.ranks.split(',')]
+    print(f'MPI data parallel, Adam, float32, {os.cpu_count()} CPU cores, BLAS threads = '
+          f'{os.environ["OPENBLAS_NUM_THREADS"]} per rank, {args.steps} steps per run')
+    print(f'{"model":5s} {"ranks":>5s} {"samples/s":>10s} {"speed-up":>8s} {"step ms":>8s} '
+          f'{"reduce ms":>9s} {"comm %":>6s} {"allreduce ms":>12s} {"MPI floor ms":>12s} '
+          f'{"ours/floor":>10s} {"grad KB":>8s}')
+    for model_name in MODELS:
+        base = None
+        for r in ranks:
+            res = launch(model_name, r, args.steps, args.repeat)
+            base = base or res['samples_per_s']
+            line = (f'{model_name:5s} {r:5d} {res["samples_per_s"]:10.0f} '
+                    f'{res["samples_per_s"] / base:7.2f}x {res["step_ms"]:8.2f} '
+                    f'{res["reduce_in_step_ms"]:9.3f} '
+                    f'{100 * res["reduce_in_step_ms"] / res["step_ms"]:5.1f}%')
+            if 'ratio' in res:
+                line += (f' {res["allreduce_ms"]:12.3f} {res["floor_ms"]:12.3f} '
+                         f'{res["ratio"]:9.2f}x')
+            else:
+                line += f' {"-":>12s} {"-":>12s} {"-":>10s}'
+            print(line + f' {res["grad_bytes"] / 1024:8.0f}', flush=True)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
