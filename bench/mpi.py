@@ -1,6 +1,6 @@
 """Data-parallel training over MPI (dezero_kr.distributed): throughput and all-reduce cost.
 
-    python -m bench mpi [--ranks 1,2] [--steps 60] [--repeat 30]
+    python -m bench mpi [--ranks 1,2] [--steps 60] [--repeat 30] [--rounds 3]
 
 For each model and rank count it starts ``mpiexec -n R python -m bench.mpi
 --worker MODEL`` (one BLAS thread per rank) and reports:
@@ -147,6 +147,7 @@ def main(argv=None):
     parser.add_argument('--ranks', default='1,2', help='comma-separated rank counts (default 1,2)')
     parser.add_argument('--steps', type=int, default=60, help='timed training steps per run')
     parser.add_argument('--repeat', type=int, default=30, help='all-reduce samples per run')
+    parser.add_argument('--rounds', type=int, default=3, help='runs of every configuration')
     parser.add_argument('--worker', choices=MODELS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -159,26 +160,36 @@ def main(argv=None):
         return 2
     ranks = [int(r) for r in args.ranks.split(',')]
     print(f'MPI data parallel, Adam, float32, {os.cpu_count()} CPU cores, BLAS threads = '
-          f'{os.environ["OPENBLAS_NUM_THREADS"]} per rank, {args.steps} steps per run')
-    print(f'{"model":5s} {"ranks":>5s} {"samples/s":>10s} {"speed-up":>8s} {"step ms":>8s} '
-          f'{"reduce ms":>9s} {"comm %":>6s} {"allreduce ms":>12s} {"MPI floor ms":>12s} '
-          f'{"ours/floor":>10s} {"grad KB":>8s}')
+          f'{os.environ["OPENBLAS_NUM_THREADS"]} per rank, {args.steps} steps per run, '
+          f'{args.rounds} rounds (median, [min-max] over rounds)')
+    runs = {(m, r): [] for m in MODELS for r in ranks}
+    for _ in range(args.rounds):  # rounds alternate the configurations, so load drifts hit all
+        for model_name in MODELS:
+            for r in ranks:
+                runs[model_name, r].append(launch(model_name, r, args.steps, args.repeat))
     for model_name in MODELS:
-        base = None
+        base = runs[model_name, ranks[0]]
         for r in ranks:
-            res = launch(model_name, r, args.steps, args.repeat)
-            base = base or res['samples_per_s']
-            line = (f'{model_name:5s} {r:5d} {res["samples_per_s"]:10.0f} '
-                    f'{res["samples_per_s"] / base:7.2f}x {res["step_ms"]:8.2f} '
-                    f'{res["reduce_in_step_ms"]:9.3f} '
-                    f'{100 * res["reduce_in_step_ms"] / res["step_ms"]:5.1f}%')
-            if 'ratio' in res:
-                line += (f' {res["allreduce_ms"]:12.3f} {res["floor_ms"]:12.3f} '
-                         f'{res["ratio"]:9.2f}x')
-            else:
-                line += f' {"-":>12s} {"-":>12s} {"-":>10s}'
-            print(line + f' {res["grad_bytes"] / 1024:8.0f}', flush=True)
+            res = runs[model_name, r]
+            speedup = [a['samples_per_s'] / b['samples_per_s'] for a, b in zip(res, base)]
+            comm_share = [a['reduce_in_step_ms'] / a['step_ms'] for a in res]
+            print(f'{model_name} {r} rank(s): {_spread([a["samples_per_s"] for a in res], "{:.0f}")} '
+                  f'samples/s, x{_spread(speedup, "{:.2f}")} vs {ranks[0]} rank(s), step '
+                  f'{_spread([a["step_ms"] for a in res], "{:.2f}")} ms, all-reduce in step '
+                  f'{_spread([a["reduce_in_step_ms"] for a in res], "{:.3f}")} ms = '
+                  f'{_spread([100 * c for c in comm_share], "{:.1f}")} % of the step, '
+                  f'gradients {res[0]["grad_bytes"] / 1024:.0f} KB')
+            if 'ratio' in res[0]:
+                print(f'    allreduce_grads {_spread([a["allreduce_ms"] for a in res], "{:.3f}")} ms '
+                      f'vs raw Allreduce {_spread([a["floor_ms"] for a in res], "{:.3f}")} ms: '
+                      f'x{_spread([a["ratio"] for a in res], "{:.2f}")}')
     return 0
+
+
+def _spread(values, fmt):
+    """'median [min-max]' of a list of numbers."""
+    med = statistics.median(values)
+    return f'{fmt.format(med)} [{fmt.format(min(values))}-{fmt.format(max(values))}]'
 
 
 if __name__ == '__main__':
