@@ -368,7 +368,7 @@ def test_example_runs_under_mpiexec_and_alone(tmp_path, ranks):
     lines = [line for line in result.stdout.splitlines() if line.startswith('결과 (result):')]
     assert len(lines) == 1, result.stdout  # printed by rank 0 only
     reported = float(lines[0].split('=')[1])
-    assert reported > 0.85
+    assert reported > 0.8  # it learns (0.88 after 3 epochs here)
     sys.path.insert(0, str(EXAMPLE.parent))
     try:
         from digits_mlp_mpi import DigitsMLP
