@@ -18,7 +18,8 @@ For each model and rank count it starts ``mpiexec -n R python -m bench.mpi
 Models: the Digits MLP of ``examples/digits_mlp_mpi.py`` (64-256-256-10,
 batch 64 per rank, float32) and a small CNN (conv 3x3 3->16 pad 1, ReLU,
 max-pool 2, linear 4096->10 on (32, 3, 32, 32) float32 per rank, as ``bench
-cnn``), Adam.  Needs the MPI extra (``pip install -e ".[mpi]"``).
+cnn``), Adam.  Last, the same comparison for synthetic gradients of 64 KB, 1 MB
+and 8 MB.  Needs the MPI extra (``pip install -e ".[mpi]"``).
 """
 from bench import _timing  # first: one BLAS thread before NumPy loads
 
@@ -126,6 +127,48 @@ def worker(model_name, steps, repeat):
         print(RESULT_TAG + json.dumps(result), flush=True)
 
 
+SWEEP_FLOATS = (16_384, 262_144, 2_097_152)  # 64 KB, 1 MB, 8 MB of float32 gradients
+
+
+def sweep(repeat):
+    """allreduce_grads vs a raw Allreduce for larger synthetic gradients (4 parameters each)."""
+    import dezero_kr.distributed as dist
+    from dezero_kr.core import Parameter, Variable
+    from dezero_kr.layers import Layer
+    from dezero_kr.optimizers import SGD
+    from mpi4py import MPI
+
+    comm = dist.init()
+    rows = []
+    for total in SWEEP_FLOATS:
+        target = Layer()
+        sizes = (total // 2, total // 4, total // 4 - 10, 10)
+        for i, size in enumerate(sizes):
+            setattr(target, f'p{i}', Parameter(np.zeros(size, dtype=np.float32)))
+        opt = dist.DataParallel(SGD().setup(target), comm)
+        params = list(target.params())
+        rng = np.random.default_rng(comm.rank)
+        grads = [rng.random(size, dtype=np.float32) for size in sizes]
+        raw = rng.random(total + len(sizes), dtype=np.float32)
+        ours, floor = [], []
+        for _ in range(repeat):
+            for p, g in zip(params, grads):
+                p.grad = Variable(g)  # fresh gradients each time, as after a backward pass
+            comm.barrier()
+            t0 = time.perf_counter()
+            opt.allreduce_grads(params)
+            ours.append(time.perf_counter() - t0)
+            comm.barrier()
+            t0 = time.perf_counter()
+            comm.mpi_comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
+            floor.append(time.perf_counter() - t0)
+        rows.append({'kb': total * 4 // 1024, 'allreduce_ms': 1e3 * statistics.median(ours),
+                     'floor_ms': 1e3 * statistics.median(floor),
+                     'ratio': statistics.median([a / b for a, b in zip(ours, floor)])})
+    if comm.is_root:
+        print(RESULT_TAG + json.dumps(rows), flush=True)
+
+
 def launch(model_name, ranks, steps, repeat):
     command = [sys.executable, '-m', 'bench.mpi', '--worker', model_name, '--steps', str(steps),
                '--repeat', str(repeat)]
@@ -148,8 +191,11 @@ def main(argv=None):
     parser.add_argument('--steps', type=int, default=60, help='timed training steps per run')
     parser.add_argument('--repeat', type=int, default=30, help='all-reduce samples per run')
     parser.add_argument('--rounds', type=int, default=3, help='runs of every configuration')
-    parser.add_argument('--worker', choices=MODELS, help=argparse.SUPPRESS)
+    parser.add_argument('--worker', choices=MODELS + ('sweep',), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker == 'sweep':
+        sweep(args.repeat)
+        return 0
     if args.worker:
         worker(args.worker, args.steps, args.repeat)
         return 0
@@ -183,6 +229,12 @@ def main(argv=None):
                 print(f'    allreduce_grads {_spread([a["allreduce_ms"] for a in res], "{:.3f}")} ms '
                       f'vs raw Allreduce {_spread([a["floor_ms"] for a in res], "{:.3f}")} ms: '
                       f'x{_spread([a["ratio"] for a in res], "{:.2f}")}')
+    if max(ranks) > 1:
+        print(f'larger gradients, {max(ranks)} ranks: allreduce_grads vs raw Allreduce '
+              f'(median of {args.repeat})')
+        for row in launch('sweep', max(ranks), args.steps, args.repeat):
+            print(f'    {row["kb"]:6d} KB: {row["allreduce_ms"]:.3f} ms vs {row["floor_ms"]:.3f} ms: '
+                  f'x{row["ratio"]:.2f}')
     return 0
 
 
