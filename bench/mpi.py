@@ -110,8 +110,12 @@ def worker(model_name, steps, repeat):
     if comm.size > 1:
         from mpi4py import MPI
         raw = np.zeros(nbytes // 4 + len(params), dtype=np.float32)  # same bytes as DataParallel's buffer
+        from dezero_kr.core import Variable
+        grads = [p.grad.data.copy() for p in params]
         ours, floor = [], []
         for _ in range(repeat):
+            for p, g in zip(params, grads):
+                p.grad = Variable(g)  # fresh gradients each time, as after a backward pass
             comm.barrier()
             t0 = time.perf_counter()
             opt.allreduce_grads(params)

@@ -364,16 +364,49 @@ class _Bucket:
     """Parameters of one array module and dtype packed into one flat buffer.
 
     ``entries``: ``(param, start, stop)`` slices of the buffer; ``total``: the
-    buffer length without flags; ``buffer``: the buffer of the last reduce.
+    buffer length without flags.  ``buffer`` (``total`` gradients, then one
+    flag per parameter) and its views ``head`` (the gradients), ``flags`` and
+    ``views`` (one per parameter, in its shape) are kept between steps.
     """
-    __slots__ = ('xp', 'dtype', 'entries', 'total', 'buffer')
+    __slots__ = ('xp', 'dtype', 'entries', 'params', 'shapes', 'total',
+                 'buffer', 'head', 'flags', 'views', '_baseline')
 
     def __init__(self, xp, dtype):
-        self.xp, self.dtype, self.entries, self.total, self.buffer = xp, dtype, [], 0, None
+        self.xp, self.dtype, self.total = xp, dtype, 0
+        self.entries, self.params, self.shapes = [], [], []
+        self.buffer = self.head = self.flags = self.views = self._baseline = None
 
     def add(self, p):
         self.entries.append((p, self.total, self.total + p.data.size))
+        self.params.append(p)
+        self.shapes.append(p.data.shape)
         self.total += p.data.size
+
+    def writable_buffer(self):
+        """The buffer, reused unless an array handed out by the last reduce is still held.
+
+        The reduced gradients are views of the buffer.  After ``cleargrads()``
+        nothing outside this bucket refers to them or to the buffer, and the
+        buffer is reused (no allocation; warm in cache).  If anything still
+        does -- a gradient the caller kept, a slice of one -- writing into the
+        buffer would change that array behind its holder's back, so a new one
+        is allocated.  (Reference counts: CPython.)
+        """
+        if self.buffer is None or _refcounts(self.buffer, self.views) != self._baseline:
+            buf = self.xp.empty(self.total + len(self.entries), dtype=self.dtype)
+            self.head, self.flags = buf[:self.total], buf[self.total:]
+            self.views = tuple(buf[start:stop].reshape(p.data.shape)
+                               for p, start, stop in self.entries)
+            self.buffer = buf
+            del buf
+            self._baseline = _refcounts(self.buffer, self.views)
+        return self.buffer
+
+
+def _refcounts(buffer, views):
+    # Counted the same way at allocation and at each check, so the temporaries
+    # of this function cancel out.
+    return [sys.getrefcount(buffer)] + [sys.getrefcount(v) for v in views]
 
 
 def _buckets(params):
@@ -506,39 +539,33 @@ class DataParallel:
         return plan[1]
 
     def _reduce_bucket(self, bucket):
-        xp, n = bucket.xp, bucket.total
-        # Last step's buffer is reused (no allocation, warm in cache, known to MPI) unless a
-        # reduced gradient of that step -- a view of it -- is still referenced somewhere:
-        # writing into it would then change that array behind its holder's back.
-        if bucket.buffer is None or sys.getrefcount(bucket.buffer) > 2:
-            bucket.buffer = xp.empty(n + len(bucket.entries), dtype=bucket.dtype)
-        buf = bucket.buffer  # the gradients, then one flag per parameter (1: this rank has a grad)
+        xp = bucket.xp
+        buf = bucket.writable_buffer()
+        grads = [p.grad for p in bucket.params]
         parts, missing = [], []
-        for i, (p, start, stop) in enumerate(bucket.entries):
-            g = p.grad
+        for i, (g, shape) in enumerate(zip(grads, bucket.shapes)):
             if g is None:
-                parts.append(xp.zeros(stop - start, dtype=bucket.dtype))
+                parts.append(xp.zeros(shape, dtype=bucket.dtype))
                 missing.append(i)
                 continue
-            if g.data.shape != p.data.shape:
-                raise ValueError(f'DataParallel.allreduce_grads: a parameter of shape '
-                                 f'{p.data.shape} has a gradient of shape {g.data.shape}')
-            parts.append(g.data.reshape(-1))
-        xp.concatenate(parts, out=buf[:n])  # one C loop for the whole copy
-        flags = buf[n:]
-        flags.fill(1)
+            a = g.data
+            if a.shape != shape:
+                raise ValueError(f'DataParallel.allreduce_grads: a parameter of shape {shape} '
+                                 f'has a gradient of shape {a.shape}')
+            parts.append(a)
+        xp.concatenate(parts, axis=None, out=bucket.head)  # one C loop flattens and copies all
+        bucket.flags.fill(1)  # 1: this rank has a gradient for the parameter
         if missing:
-            flags[missing] = 0
+            bucket.flags[missing] = 0
         self.comm.allreduce_sum(buf, cuda_aware=self.cuda_aware)
-        buf[:n] *= 1.0 / self.comm.size  # a Python float keeps the buffer's dtype
-        for (p, start, stop), count in zip(bucket.entries, buf[n:].tolist()):
+        bucket.head *= 1.0 / self.comm.size  # a Python float keeps the buffer's dtype
+        for p, g, view, count in zip(bucket.params, grads, bucket.views, bucket.flags.tolist()):
             if count == 0:
                 continue  # no rank had a gradient: it stays None, as in a single process
-            reduced = buf[start:stop].reshape(p.data.shape)
-            if p.grad is None:
-                p.grad = Variable(reduced)
+            if g is None:
+                p.grad = Variable(view)
             else:
-                p.grad.data = reduced
+                g.data = view
 
 
 # =============================================================================

@@ -288,7 +288,7 @@ def test_bad_arguments_raise_clear_errors(no_mpi4py):
 
 
 class _FakeComm(dist.Communicator):
-    """Rank ``rank`` of ``size`` whose gathers see the same values on every rank (no MPI)."""
+    """Rank ``rank`` of ``size`` whose gathers and broadcasts see this rank's values (no MPI)."""
 
     def __init__(self, rank, size):
         super().__init__(None)
@@ -296,6 +296,9 @@ class _FakeComm(dist.Communicator):
 
     def allgather_array(self, values):
         return np.repeat(np.asarray(values)[None], self.size, axis=0)
+
+    def bcast_array(self, buf, root=0):
+        return buf
 
 
 class _Pairs:
@@ -379,3 +382,61 @@ def test_example_runs_under_mpiexec_and_alone(tmp_path, ranks):
     test = Digits(train=False)
     accuracy = float(F.accuracy(model(test.data), test.label).data)
     assert f'{accuracy:.4f}' == f'{reported:.4f}'
+
+
+# =============================================================================
+# The reduce buffer is reused only when nothing outside still holds its arrays
+# =============================================================================
+class _HalvingComm(_FakeComm):
+    """Two ranks with equal gradients: the sum is twice this rank's, the mean equals it."""
+
+    def allreduce_sum(self, buf, cuda_aware=False):
+        buf *= 2
+        return buf
+
+
+def _layer_with_grads(values):
+    from dezero_kr import Parameter, Variable
+    from dezero_kr.layers import Layer
+    layer = Layer()
+    layer.a = Parameter(np.zeros(3))
+    layer.b = Parameter(np.zeros((2, 2)))
+    layer.a.grad = Variable(np.array(values[0], dtype=np.float64))
+    layer.b.grad = Variable(np.array(values[1], dtype=np.float64))
+    return layer
+
+
+@pytest.mark.parametrize('hold', ['array', 'slice', 'variable'])
+def test_gradients_held_from_the_last_step_are_never_overwritten(hold):
+    from dezero_kr import Variable
+    layer = _layer_with_grads([[1., 2., 3.], [[4., 5.], [6., 7.]]])
+    opt = dist.DataParallel(SGD().setup(layer), _HalvingComm(0, 2))
+    opt.allreduce_grads()
+    np.testing.assert_array_equal(layer.a.grad.data, [1., 2., 3.])
+    held = {'array': layer.a.grad.data, 'slice': layer.a.grad.data[1:], 'variable': layer.a.grad}[hold]
+    before = np.array(held.data if hold == 'variable' else held)
+    layer.a.grad = Variable(np.array([10., 20., 30.]))  # the next step's gradients
+    layer.b.grad = Variable(np.array([[40., 50.], [60., 70.]]))
+    opt.allreduce_grads()
+    np.testing.assert_array_equal(held.data if hold == 'variable' else held, before)
+    np.testing.assert_array_equal(layer.a.grad.data, [10., 20., 30.])
+    np.testing.assert_array_equal(layer.b.grad.data, [[40., 50.], [60., 70.]])
+
+
+def test_reduce_buffer_is_reused_in_a_training_loop_and_checks_shapes():
+    from dezero_kr import Variable
+    layer = _layer_with_grads([[1., 2., 3.], [[4., 5.], [6., 7.]]])
+    opt = dist.DataParallel(SGD().setup(layer), _HalvingComm(0, 2))
+    buffers = set()
+    for k in range(3):
+        layer.cleargrads()  # what a training loop does before backward
+        layer.a.grad = Variable(np.full(3, float(k)))
+        layer.b.grad = None  # no gradient on any rank: stays None
+        opt.allreduce_grads()
+        buffers.add(id(opt._plan[1][0].buffer))
+        np.testing.assert_array_equal(layer.a.grad.data, np.full(3, float(k)))
+        assert layer.b.grad is None
+    assert len(buffers) == 1
+    layer.a.grad = Variable(np.zeros(4))
+    with pytest.raises(ValueError, match=r'a parameter of shape \(3,\) has a gradient of shape \(4,\)'):
+        opt.allreduce_grads()
