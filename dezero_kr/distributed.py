@@ -23,8 +23,10 @@ Run it with ``mpiexec -n 2 python train.py`` (or plainly ``python train.py``).
 Why averaging gradients is right: with a loss that is a mean over the batch,
 rank r computes ``g_r = (1/B) sum_{i in batch_r} dl_i/dw``; the average
 ``(1/R) sum_r g_r = (1/(R B)) sum_{all i} dl_i/dw`` is exactly the gradient of
-one process on the concatenated batch of ``R B`` samples.  The update after it
-is then that of single-process training with an R times larger batch.
+one process on the concatenated batch of ``R B`` samples, provided every rank's
+batch has the same size ``B`` (``scatter_dataset`` gives equal shards).  The
+update after it is then that of single-process training with an R times larger
+batch.
 
 What ``DataParallel.update()`` does, in this order:
 
@@ -35,7 +37,7 @@ What ``DataParallel.update()`` does, in this order:
    the latter case the gradients of that step were computed from different
    weights on different ranks, so the step is **skipped** after the broadcast
    (no update, ``optimizer.t`` unchanged, ``skipped_steps`` counts it; a
-   warning on rank 0), exactly as ChainerMN does.  Give layers their input
+   warning on rank 0), as ChainerMN's multi-node optimizer does.  Give layers their input
    size, or run the model once before creating ``DataParallel``, to lose no step.
 2. **Reduce**: the gradients are copied into one contiguous buffer per dtype
    (the parameters' dtype: float32 stays float32), the buffer is summed over
@@ -87,7 +89,8 @@ __all__ = ['init', 'Communicator', 'DataParallel', 'scatter_dataset', 'ShardData
 
 INSTALL_HINT = 'pip install -e ".[mpi]"  (mpi4py and the mpich wheel)'
 
-# Variables MPI launchers set in every process they start: (variable that holds the size, name).
+# Environment variables in which MPI launchers (MPICH's hydra, Open MPI, PMIx) give each process
+# the number of ranks.
 _LAUNCHER_SIZE_VARS = ('PMI_SIZE', 'OMPI_COMM_WORLD_SIZE', 'MPI_LOCALNRANKS', 'PMIX_SIZE')
 
 
