@@ -33,6 +33,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from dezero_kr.distributed import find_mpiexec  # noqa: E402
+
 MODELS = ('mlp', 'cnn')
 RESULT_TAG = 'BENCH_MPI_RESULT '
 
@@ -177,7 +179,7 @@ def launch(model_name, ranks, steps, repeat):
     command = [sys.executable, '-m', 'bench.mpi', '--worker', model_name, '--steps', str(steps),
                '--repeat', str(repeat)]
     if ranks > 1:
-        command = ['mpiexec', '-n', str(ranks)] + command
+        command = [find_mpiexec(), '-n', str(ranks)] + command
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([root] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))

@@ -72,6 +72,7 @@ CUDA-aware MPI build; untested here, no GPU in CI).
 import contextlib
 import hashlib
 import os
+import shutil
 import sys
 import time
 import traceback
@@ -84,7 +85,7 @@ from dezero_kr.core import Variable, no_grad, test_mode
 from dezero_kr.datasets import Dataset
 from dezero_kr.progress import progress as _progress
 
-__all__ = ['init', 'Communicator', 'DataParallel', 'scatter_dataset', 'ShardDataset',
+__all__ = ['init', 'find_mpiexec', 'Communicator', 'DataParallel', 'scatter_dataset', 'ShardDataset',
            'ArrayShardDataset', 'evaluate']
 
 INSTALL_HINT = 'pip install -e ".[mpi]"  (mpi4py and the mpich wheel)'
@@ -101,6 +102,22 @@ def _launcher_size():
         if value and value.strip().isdigit():
             return int(value)
     return None
+
+
+def find_mpiexec():
+    """The ``mpiexec`` to start jobs with: the one installed beside this Python (the ``mpich``
+    wheel's, which matches mpi4py) when present, else the first on ``PATH``.
+
+    Raises FileNotFoundError naming ``pip install -e ".[mpi]"`` when there is none.
+    """
+    beside = os.path.join(os.path.dirname(sys.executable), 'mpiexec')
+    if os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which('mpiexec')
+    if found is None:
+        raise FileNotFoundError(f'find_mpiexec: no mpiexec beside {sys.executable} or on PATH; '
+                                f'install the MPI extra: {INSTALL_HINT}')
+    return found
 
 
 def _mpi():

@@ -60,7 +60,7 @@ def run_ranks(n, args, timeout=120):
     _require_mpi()
     command = [sys.executable] + [str(a) for a in args]
     if n > 1:
-        command = ['mpiexec', '-n', str(n)] + command  # MPICH's hydra oversubscribes by itself
+        command = [dist.find_mpiexec(), '-n', str(n)] + command  # MPICH's hydra oversubscribes by itself
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_env(),
                             cwd=ROOT)
@@ -224,7 +224,7 @@ def test_reduced_grads_are_the_mean_in_the_parameters_dtype(job):
 def test_failing_rank_aborts_the_job(tmp_path, mode, messages):
     result, seconds = run_ranks(2, [WORKER, tmp_path, mode], timeout=60)
     assert result.returncode != 0
-    assert seconds < 20, f'the job took {seconds:.1f} s to end'
+    assert seconds < 30, f'the job took {seconds:.1f} s to end'
     assert 'finished' not in result.stdout  # rank 0 did not run on as if nothing happened
     for m in messages:
         assert m in result.stderr, result.stderr
@@ -264,6 +264,18 @@ def test_init_without_mpi4py_runs_alone(no_mpi4py, tmp_path):
     assert acc == pytest.approx(float(F.accuracy(model(data.data), data.label).data), abs=1e-12)
     comm.save_weights(model, tmp_path / 'w.npz')
     assert (tmp_path / 'w.npz').exists()
+
+
+def test_find_mpiexec_prefers_the_one_beside_python(monkeypatch, tmp_path):
+    fake = tmp_path / 'mpiexec'
+    fake.write_text('#!/bin/sh\n')
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, 'executable', str(tmp_path / 'python'))
+    assert dist.find_mpiexec() == str(fake)
+    fake.unlink()
+    monkeypatch.setenv('PATH', str(tmp_path))
+    with pytest.raises(FileNotFoundError, match=r'pip install -e "\.\[mpi\]"'):
+        dist.find_mpiexec()
 
 
 def test_init_under_a_launcher_without_mpi4py_says_how_to_install(no_mpi4py, monkeypatch):
