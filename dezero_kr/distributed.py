@@ -40,8 +40,8 @@ What ``DataParallel.update()`` does, in this order:
    warning on rank 0), as ChainerMN's multi-node optimizer does.  Give layers their input
    size, or run the model once before creating ``DataParallel``, to lose no step.
 2. **Reduce**: the gradients are copied into one contiguous buffer per dtype
-   (the parameters' dtype: float32 stays float32), the buffer is summed over
-   the ranks by a single ``MPI_Allreduce`` and scaled by ``1/size``, and each
+   (the parameters' dtype: float32 stays float32) and scaled by ``1/size``, the
+   buffer is summed over the ranks by a single ``MPI_Allreduce``, and each
    parameter's ``grad`` becomes a view of its part of the result.  The buffer
    is reused next step unless one of those views is still referenced.
 3. **Hooks** of the wrapped optimizer (weight decay, clipping, schedules) run on
@@ -574,11 +574,13 @@ class DataParallel:
                                  f'has a gradient of shape {a.shape}')
             parts.append(a)
         xp.concatenate(parts, axis=None, out=bucket.head)  # one C loop flattens and copies all
+        # Scaled by 1/size before the sum, while the buffer is still in cache (after the
+        # Allreduce it is not); a Python float keeps the buffer's dtype.
+        bucket.head *= 1.0 / self.comm.size
         bucket.flags.fill(1)  # 1: this rank has a gradient for the parameter
         if missing:
             bucket.flags[missing] = 0
         self.comm.allreduce_sum(buf, cuda_aware=self.cuda_aware)
-        bucket.head *= 1.0 / self.comm.size  # a Python float keeps the buffer's dtype
         for p, g, view, count in zip(bucket.params, grads, bucket.views, bucket.flags.tolist()):
             if count == 0:
                 continue  # no rank had a gradient: it stays None, as in a single process
