@@ -33,7 +33,13 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from dezero_kr.distributed import find_mpiexec  # noqa: E402
+import dezero_kr.distributed as dist  # noqa: E402
+import dezero_kr.functions as F  # noqa: E402
+import dezero_kr.layers as L  # noqa: E402
+from dezero_kr.core import Parameter, Variable  # noqa: E402
+from dezero_kr.datasets import Digits  # noqa: E402
+from dezero_kr.models import Model  # noqa: E402
+from dezero_kr.optimizers import SGD, Adam  # noqa: E402
 
 MODELS = ('mlp', 'cnn')
 RESULT_TAG = 'BENCH_MPI_RESULT '
@@ -41,10 +47,6 @@ RESULT_TAG = 'BENCH_MPI_RESULT '
 
 def build(model_name, rank):
     """``(model, x, t)`` for one rank: its own data of the per-rank batch size."""
-    import dezero_kr.functions as F
-    import dezero_kr.layers as L
-    from dezero_kr.datasets import Digits
-    from dezero_kr.models import Model
 
     np.random.seed(rank)  # weights differ until DataParallel broadcasts rank 0's
     if model_name == 'mlp':
@@ -80,9 +82,6 @@ def build(model_name, rank):
 
 def worker(model_name, steps, repeat):
     """Run under mpiexec; rank 0 prints one tagged JSON line."""
-    import dezero_kr.distributed as dist
-    import dezero_kr.functions as F
-    from dezero_kr.optimizers import Adam
 
     comm = dist.init()
     model, x, t = build(model_name, comm.rank)
@@ -110,27 +109,34 @@ def worker(model_name, steps, repeat):
               'step_ms': 1e3 * elapsed / steps, 'reduce_in_step_ms': 1e3 * reduce_seconds / steps,
               'grad_bytes': nbytes}
     if comm.size > 1:
-        from mpi4py import MPI
-        raw = np.zeros(nbytes // 4 + len(params), dtype=np.float32)  # same bytes as DataParallel's buffer
-        from dezero_kr.core import Variable
-        grads = [p.grad.data.copy() for p in params]
-        ours, floor = [], []
-        for _ in range(repeat):
-            for p, g in zip(params, grads):
-                p.grad = Variable(g)  # fresh gradients each time, as after a backward pass
-            comm.barrier()
-            t0 = time.perf_counter()
-            opt.allreduce_grads(params)
-            ours.append(time.perf_counter() - t0)
-            comm.barrier()
-            t0 = time.perf_counter()
-            comm.mpi_comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
-            floor.append(time.perf_counter() - t0)
-        result.update(allreduce_ms=1e3 * statistics.median(ours),
-                      floor_ms=1e3 * statistics.median(floor),
-                      ratio=statistics.median([a / b for a, b in zip(ours, floor)]))
+        result.update(compare_with_raw(comm, opt, params, [p.grad.data.copy() for p in params],
+                                       repeat))
     if comm.is_root:
         print(RESULT_TAG + json.dumps(result), flush=True)
+
+
+def compare_with_raw(comm, opt, params, grads, repeat):
+    """``opt.allreduce_grads`` on fresh copies of ``grads`` against a bare ``Allreduce`` of a
+    float32 buffer of the same bytes (gradients plus one flag per parameter), each after a
+    ``Barrier``; medians in ms and the median of the paired ratios."""
+    from mpi4py import MPI
+
+    raw = np.random.default_rng(comm.rank).random(
+        sum(g.nbytes for g in grads) // 4 + len(grads), dtype=np.float32)
+    ours, floor = [], []
+    for _ in range(repeat):
+        for p, g in zip(params, grads):
+            p.grad = Variable(g)  # fresh gradients each time, as after a backward pass
+        comm.barrier()
+        t0 = time.perf_counter()
+        opt.allreduce_grads(params)
+        ours.append(time.perf_counter() - t0)
+        comm.barrier()
+        t0 = time.perf_counter()
+        comm.mpi_comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
+        floor.append(time.perf_counter() - t0)
+    return {'allreduce_ms': 1e3 * statistics.median(ours), 'floor_ms': 1e3 * statistics.median(floor),
+            'ratio': statistics.median([a / b for a, b in zip(ours, floor)])}
 
 
 SWEEP_FLOATS = (16_384, 262_144, 2_097_152)  # 64 KB, 1 MB, 8 MB of float32 gradients
@@ -138,16 +144,11 @@ SWEEP_FLOATS = (16_384, 262_144, 2_097_152)  # 64 KB, 1 MB, 8 MB of float32 grad
 
 def sweep(repeat):
     """allreduce_grads vs a raw Allreduce for larger synthetic gradients (4 parameters each)."""
-    import dezero_kr.distributed as dist
-    from dezero_kr.core import Parameter, Variable
-    from dezero_kr.layers import Layer
-    from dezero_kr.optimizers import SGD
-    from mpi4py import MPI
 
     comm = dist.init()
     rows = []
     for total in SWEEP_FLOATS:
-        target = Layer()
+        target = L.Layer()
         sizes = (total // 2, total // 4, total // 4 - 10, 10)
         for i, size in enumerate(sizes):
             setattr(target, f'p{i}', Parameter(np.zeros(size, dtype=np.float32)))
@@ -155,22 +156,7 @@ def sweep(repeat):
         params = list(target.params())
         rng = np.random.default_rng(comm.rank)
         grads = [rng.random(size, dtype=np.float32) for size in sizes]
-        raw = rng.random(total + len(sizes), dtype=np.float32)
-        ours, floor = [], []
-        for _ in range(repeat):
-            for p, g in zip(params, grads):
-                p.grad = Variable(g)  # fresh gradients each time, as after a backward pass
-            comm.barrier()
-            t0 = time.perf_counter()
-            opt.allreduce_grads(params)
-            ours.append(time.perf_counter() - t0)
-            comm.barrier()
-            t0 = time.perf_counter()
-            comm.mpi_comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
-            floor.append(time.perf_counter() - t0)
-        rows.append({'kb': total * 4 // 1024, 'allreduce_ms': 1e3 * statistics.median(ours),
-                     'floor_ms': 1e3 * statistics.median(floor),
-                     'ratio': statistics.median([a / b for a, b in zip(ours, floor)])})
+        rows.append(dict(kb=total * 4 // 1024, **compare_with_raw(comm, opt, params, grads, repeat)))
     if comm.is_root:
         print(RESULT_TAG + json.dumps(rows), flush=True)
 
@@ -179,7 +165,7 @@ def launch(model_name, ranks, steps, repeat):
     command = [sys.executable, '-m', 'bench.mpi', '--worker', model_name, '--steps', str(steps),
                '--repeat', str(repeat)]
     if ranks > 1:
-        command = [find_mpiexec(), '-n', str(ranks)] + command
+        command = [dist.find_mpiexec(), '-n', str(ranks)] + command
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([root] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
