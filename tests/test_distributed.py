@@ -452,3 +452,15 @@ def test_reduce_buffer_is_reused_in_a_training_loop_and_checks_shapes():
     layer.a.grad = Variable(np.zeros(4))
     with pytest.raises(ValueError, match=r'a parameter of shape \(3,\) has a gradient of shape \(4,\)'):
         opt.allreduce_grads()
+
+
+def test_bench_mpi_runs():
+    """``python -m bench mpi`` with tiny settings: every configuration reports its line."""
+    _require_mpi()
+    out = subprocess.run([sys.executable, '-m', 'bench', 'mpi', '--rounds', '1', '--steps', '2',
+                          '--repeat', '2'], capture_output=True, text=True, timeout=300, env=_env(),
+                         cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for line in ('mlp 1 rank(s)', 'mlp 2 rank(s)', 'cnn 1 rank(s)', 'cnn 2 rank(s)', '8192 KB'):
+        assert line in out.stdout, out.stdout
+    assert out.stdout.count('    allreduce_grads ') == 2  # the MLP and the CNN at 2 ranks
