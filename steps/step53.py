@@ -16,7 +16,7 @@ save_weights, load_weights를 이 단계에서 직접 만든다(모델을 인수
 학습을 중단했다 이어 가려면 모멘텀/Adam의 상태(v, m ...)도 필요하다: optimizer.save(...) /
 optimizer.load(...)가 그것을 저장한다. 둘 다 읽으면 멈추지 않고 학습한 것과 똑같이 이어진다.
 
-파일: 현재 폴더에 my_mlp.npz, my_optimizer.npz (그리고 비교용 mine.npz, package.npz)를 쓴다.
+파일: 현재 폴더에 my_mlp.npz, my_optimizer.npz (그리고 비교용 step53_mine.npz, step53_package.npz)를 쓴다.
 에폭: DEZERO_KR_FAST=1(테스트)이면 2+2에폭, 그냥 실행하면 5+5에폭 (Digits).
 
 출력에서 볼 것
@@ -70,9 +70,9 @@ def load_weights(model, path):
 
 def check_against_package(model, x):
     """직접 만든 함수로 쓴 파일을 패키지가 읽고, 패키지가 쓴 파일을 직접 만든 함수가 읽는다."""
-    save_weights(model, 'mine.npz')
-    model.save_weights('package.npz')
-    for path, load in (('mine.npz', 'package'), ('package.npz', 'mine')):
+    save_weights(model, 'step53_mine.npz')
+    model.save_weights('step53_package.npz')
+    for path, load in (('step53_mine.npz', 'package'), ('step53_package.npz', 'mine')):
         other = MLP((100, 10), activation=F.relu)
         other(x[:1])  # 첫 forward로 W를 만든다
         if load == 'package':

@@ -1,0 +1,738 @@
+"""Data-parallel training over MPI, the ChainerMN way (``import dezero_kr.distributed as dist``).
+
+One process ("rank") per core, GPU or host runs the *same* training script on
+its own part of the data; after every backward pass the gradients are averaged
+over all ranks, so every rank applies the same update and the models stay equal::
+
+    comm = dist.init()                                    # rank, size (alone: size 1)
+    model = MLP((100, 10))
+    opt = dist.DataParallel(optimizers.Adam().setup(model), comm)
+    train = dist.scatter_dataset(Digits(train=True), comm, shuffle=True, seed=0)
+    loader = DataLoader(train, batch_size=32)
+    for epoch in range(epochs):
+        train.set_epoch(epoch)                            # a new partition every epoch
+        for x, t in loader:                               # the unchanged DeZero loop
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()                                  # all-reduce, hooks, update
+    comm.save_weights(model, 'digits.npz')                # written by rank 0 only
+
+Run it with ``mpiexec -n 2 python train.py`` (or plainly ``python train.py``).
+
+Why averaging gradients is right: with a loss that is a mean over the batch,
+rank r computes ``g_r = (1/B) sum_{i in batch_r} dl_i/dw``; the average
+``(1/R) sum_r g_r = (1/(R B)) sum_{all i} dl_i/dw`` is exactly the gradient of
+one process on the concatenated batch of ``R B`` samples, provided every rank's
+batch has the same size ``B`` (``scatter_dataset`` gives equal shards).  The
+update after it is then that of single-process training with an R times larger
+batch.
+
+What ``DataParallel.update()`` does, in this order:
+
+1. **Broadcast** (only when needed): parameters are copied from rank 0 when
+   ``DataParallel`` is created (or ``setup`` is called) and whenever a
+   parameter got its data since (a layer without ``in_size`` creates its
+   weight on the first forward pass, with each rank's own random numbers).  In
+   the latter case the gradients of that step were computed from different
+   weights on different ranks, so the step is **skipped** after the broadcast
+   (no update, ``optimizer.t`` unchanged, ``skipped_steps`` counts it; a
+   warning on rank 0), as ChainerMN's multi-node optimizer does.  Give layers their input
+   size, or run the model once before creating ``DataParallel``, to lose no step.
+2. **Reduce**: the gradients are copied into one contiguous buffer per dtype
+   (the parameters' dtype: float32 stays float32) and scaled by ``1/size``, the
+   buffer is summed over the ranks by a single ``MPI_Allreduce``, and each
+   parameter's ``grad`` becomes a view of its part of the result.  The buffer
+   is reused next step unless one of those views is still referenced.
+3. **Hooks** of the wrapped optimizer (weight decay, clipping, schedules) run on
+   the *reduced* gradients: a global-norm clip sees the norm of the average.
+4. **Update** by the wrapped optimizer, identical on every rank.
+
+A parameter whose ``grad`` is None on some ranks (it took no part in their
+loss) counts as a zero gradient on those ranks: the sum is divided by the
+number of *all* ranks, as for the single-process gradient of the concatenated
+batch.  If its ``grad`` is None on *every* rank it stays None everywhere, so
+the optimizer skips it as in a single process (its clip norm, weight decay and
+Adam moments are untouched).  One flag per parameter travels in the same
+buffer, so this costs no extra message.
+
+Failure handling: ``init()`` installs an excepthook (when there is more than
+one rank) that prints the traceback with the rank and calls ``MPI_Abort``, so
+one rank's exception ends the whole job instead of leaving the others waiting
+forever in a collective; ``with comm.abort_on_error():`` does the same for a
+block (for code run where ``sys.excepthook`` is not used, e.g. a notebook).
+
+Without mpi4py the module still imports and ``init()`` returns a working
+size-1 communicator, unless the process was started by ``mpiexec`` (then an
+ImportError tells how to install the extra).  CuPy arrays: gradients on the
+GPU are packed on the GPU; by default the buffer is copied to the host for MPI,
+with ``DataParallel(..., cuda_aware=True)`` it is handed to MPI directly (needs a
+CUDA-aware MPI build; untested here, no GPU in CI).
+"""
+import contextlib
+import hashlib
+import os
+import shutil
+import sys
+import time
+import traceback
+import warnings
+
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.core import Variable, no_grad, test_mode
+from dezero_kr.datasets import Dataset
+from dezero_kr.progress import progress as _progress
+
+__all__ = ['init', 'find_mpiexec', 'Communicator', 'DataParallel', 'scatter_dataset', 'ShardDataset',
+           'ArrayShardDataset', 'evaluate']
+
+INSTALL_HINT = 'pip install -e ".[mpi]"  (mpi4py and the mpich wheel)'
+
+# Environment variables in which MPI launchers (MPICH's hydra, Open MPI, PMIx) give each process
+# the number of ranks.
+_LAUNCHER_SIZE_VARS = ('PMI_SIZE', 'OMPI_COMM_WORLD_SIZE', 'MPI_LOCALNRANKS', 'PMIX_SIZE')
+
+
+def _launcher_size():
+    """The number of ranks an MPI launcher says it started, or None when not under a launcher."""
+    for name in _LAUNCHER_SIZE_VARS:
+        value = os.environ.get(name)
+        if value and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def find_mpiexec():
+    """The ``mpiexec`` to start jobs with: the one installed beside this Python (the ``mpich``
+    wheel's, which matches mpi4py) when present, else the first on ``PATH``.
+
+    Raises FileNotFoundError naming ``pip install -e ".[mpi]"`` when there is none.
+    """
+    beside = os.path.join(os.path.dirname(sys.executable), 'mpiexec')
+    if os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which('mpiexec')
+    if found is None:
+        raise FileNotFoundError(f'find_mpiexec: no mpiexec beside {sys.executable} or on PATH; '
+                                f'install the MPI extra: {INSTALL_HINT}')
+    return found
+
+
+def _mpi():
+    """The ``mpi4py.MPI`` module (imported on first use: it is an optional extra)."""
+    from mpi4py import MPI
+    return MPI
+
+
+# =============================================================================
+# init and the communicator
+# =============================================================================
+def init(mpi_comm=None, abort_on_error=True):
+    """Start (or join) the MPI job and return a ``Communicator``.
+
+    Args:
+        mpi_comm: an ``mpi4py`` communicator to use (default ``MPI.COMM_WORLD``).
+        abort_on_error: when there is more than one rank, install a
+            ``sys.excepthook`` that prints the exception with the rank and calls
+            ``MPI_Abort`` (see ``Communicator.abort``).
+
+    Under ``mpiexec -n R`` every process gets ``rank`` 0..R-1 and ``size`` R.
+    Run alone (no ``mpiexec``) it returns ``rank`` 0, ``size`` 1, also without
+    mpi4py.  Raises ImportError, naming ``pip install -e ".[mpi]"``, when the
+    process was started by an MPI launcher but mpi4py cannot be imported (going
+    on alone would silently train R unrelated models).
+    """
+    if mpi_comm is None:
+        try:
+            mpi_comm = _mpi().COMM_WORLD
+        except ImportError as e:
+            n = _launcher_size()
+            if n is not None and n > 1:
+                raise ImportError(
+                    f'dezero_kr.distributed.init: this process was started by an MPI launcher as '
+                    f'one of {n} ranks, but mpi4py cannot be imported ({e}). Install the MPI '
+                    f'extra: {INSTALL_HINT}') from e
+            return Communicator(None)
+    comm = Communicator(mpi_comm)
+    if abort_on_error and comm.size > 1:
+        _install_excepthook(comm)
+    return comm
+
+
+class Communicator:
+    """The ranks of one job: ``rank``, ``size``, collectives on arrays and rank-0 helpers.
+
+    ``mpi_comm`` is the ``mpi4py`` communicator, or None for a process running
+    alone without mpi4py (then every collective returns its input).
+    """
+
+    def __init__(self, mpi_comm):
+        self.mpi_comm = mpi_comm
+        self.rank = 0 if mpi_comm is None else mpi_comm.Get_rank()
+        self.size = 1 if mpi_comm is None else mpi_comm.Get_size()
+
+    def __repr__(self):
+        backend = 'mpi4py' if self.mpi_comm is not None else 'no MPI'
+        return f'<Communicator rank {self.rank} of {self.size} ({backend})>'
+
+    @property
+    def is_root(self):
+        """True on rank 0, the rank that logs, draws progress bars and writes files."""
+        return self.rank == 0
+
+    # --- collectives ----------------------------------------------------------------
+    def barrier(self):
+        """Wait until every rank has arrived here."""
+        if self.size > 1:
+            self.mpi_comm.Barrier()
+
+    def allreduce_sum(self, buf, cuda_aware=False):
+        """Sum the contiguous array ``buf`` over all ranks, in place; returns the summed array.
+
+        A CuPy array is copied to the host and back unless ``cuda_aware`` (then
+        MPI reads device memory itself; needs a CUDA-aware MPI build).
+        """
+        if self.size == 1:
+            return buf
+        MPI = _mpi()
+        if isinstance(buf, np.ndarray) or cuda_aware:
+            self.mpi_comm.Allreduce(MPI.IN_PLACE, buf, op=MPI.SUM)
+            return buf
+        host = cuda.as_numpy(buf)
+        self.mpi_comm.Allreduce(MPI.IN_PLACE, host, op=MPI.SUM)
+        buf[...] = cuda.as_cupy(host)
+        return buf
+
+    def bcast_array(self, buf, root=0):
+        """Overwrite the contiguous array ``buf`` on every rank with rank ``root``'s values."""
+        if self.size > 1:
+            if isinstance(buf, np.ndarray):
+                self.mpi_comm.Bcast(buf, root=root)
+            else:
+                host = cuda.as_numpy(buf)
+                self.mpi_comm.Bcast(host, root=root)
+                buf[...] = cuda.as_cupy(host)
+        return buf
+
+    def allgather_array(self, values):
+        """Stack the equal-shaped NumPy arrays ``values`` of every rank: shape ``(size,) + values.shape``."""
+        values = np.ascontiguousarray(values)
+        out = np.empty((self.size,) + values.shape, dtype=values.dtype)
+        if self.size == 1:
+            out[0] = values
+        else:
+            self.mpi_comm.Allgather(values, out)
+        return out
+
+    def mean(self, value, weight=1.0):
+        """The weighted mean ``sum_r w_r v_r / sum_r w_r`` of a number or array over all ranks.
+
+        Returns a float for a scalar ``value``, a float64 array for an array
+        (the same on every rank).  ``weight`` is usually the rank's sample count.
+        Raises ValueError when the weights sum to zero.
+        """
+        v = np.asarray(cuda.as_numpy(value), dtype=np.float64)
+        buf = np.empty(v.size + 1)
+        buf[:-1] = v.ravel()
+        buf[:-1] *= weight
+        buf[-1] = weight
+        self.allreduce_sum(buf)
+        if buf[-1] == 0:
+            raise ValueError(f'Communicator.mean: the weights of the {self.size} rank(s) sum to 0')
+        out = buf[:-1] / buf[-1]
+        return float(out[0]) if v.ndim == 0 else out.reshape(v.shape)
+
+    def bcast_params(self, target, root=0):
+        """Copy rank ``root``'s parameter values to every rank (in place).
+
+        ``target`` is a Layer/Model or an iterable of Parameters.  Parameters
+        without data yet (lazy layers before their first forward pass) are left
+        alone.  First checks that every rank has the same parameter layout
+        (names, shapes, dtypes) and raises ValueError naming the ranks that differ.
+        """
+        named = _named_params(target)
+        _check_same_layout(self, named, 'bcast_params')
+        if self.size == 1:
+            return
+        for bucket in _buckets([p for _, p in named if p.data is not None]):
+            buf = bucket.xp.empty(bucket.total, dtype=bucket.dtype)
+            if self.rank == root:
+                for p, start, stop in bucket.entries:
+                    buf[start:stop] = p.data.reshape(-1)
+            self.bcast_array(buf, root=root)
+            if self.rank != root:
+                for p, start, stop in bucket.entries:
+                    p.data[...] = buf[start:stop].reshape(p.data.shape)
+
+    # --- rank-0 helpers ---------------------------------------------------------------
+    def print(self, *args, **kwargs):
+        """``print`` on rank 0 only (flushed, so lines from a job appear at once)."""
+        if self.is_root:
+            kwargs.setdefault('flush', True)
+            print(*args, **kwargs)
+
+    def progress(self, iterable=None, **kwargs):
+        """``dezero_kr.progress.progress`` on rank 0; the other ranks draw nothing."""
+        kwargs['disable'] = kwargs.get('disable', False) or not self.is_root
+        return _progress(iterable, **kwargs)
+
+    def root_only(self, fn, *args, **kwargs):
+        """Call ``fn(*args, **kwargs)`` on rank 0 only, then wait for every rank (so a file
+        it writes is complete before any rank goes on).  Returns fn's result on rank 0, None
+        elsewhere."""
+        result = fn(*args, **kwargs) if self.is_root else None
+        self.barrier()
+        return result
+
+    def save_weights(self, model, path):
+        """``model.save_weights(path)`` written by rank 0 (all ranks hold the same values).
+        The file loads into a single-process model with ``load_weights``."""
+        self.root_only(model.save_weights, path)
+
+    # --- failure -------------------------------------------------------------------
+    def abort(self, message, errorcode=1):
+        """Print ``message`` (prefixed with this rank) to standard error and end every rank of the job.
+
+        Alone (size 1) it raises SystemExit(errorcode) instead.
+        """
+        sys.stderr.write(f'dezero_kr.distributed: rank {self.rank} of {self.size}: {message}\n')
+        sys.stderr.flush()
+        if self.size > 1:
+            self.mpi_comm.Abort(errorcode)
+        raise SystemExit(errorcode)
+
+    @contextlib.contextmanager
+    def abort_on_error(self):
+        """``with comm.abort_on_error():`` -- an exception leaving the block aborts the whole job
+        (traceback, rank and error on standard error).  ``SystemExit(0)`` passes through."""
+        try:
+            yield self
+        except SystemExit as e:
+            if e.code in (None, 0) or self.size == 1:
+                raise
+            self.abort(f'exited with status {e.code}; aborting the job (MPI_Abort)')
+        except BaseException as e:
+            if self.size == 1:
+                raise
+            _abort_for_exception(self, type(e), e, e.__traceback__)
+
+
+def _abort_for_exception(comm, exc_type, exc, tb):
+    traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
+    comm.abort(f'raised {exc_type.__name__}: {exc}; aborting all {comm.size} ranks (MPI_Abort)')
+
+
+_hooked = []  # the communicators whose excepthook is installed (one per process is enough)
+
+
+def _install_excepthook(comm):
+    if _hooked:
+        return
+    _hooked.append(comm)
+    previous = sys.excepthook
+
+    def excepthook(exc_type, exc, tb):
+        if issubclass(exc_type, SystemExit):  # not an error: let Python handle it
+            previous(exc_type, exc, tb)
+            return
+        _abort_for_exception(comm, exc_type, exc, tb)
+
+    sys.excepthook = excepthook
+
+
+# =============================================================================
+# Parameter layout and packing
+# =============================================================================
+def _named_params(target):
+    """``[(name, Parameter)]`` of a Layer (``named_params``) or an iterable of Parameters."""
+    if hasattr(target, 'named_params'):
+        return list(target.named_params())
+    if hasattr(target, 'params'):
+        return [(str(i), p) for i, p in enumerate(target.params())]
+    try:
+        params = list(target)
+    except TypeError:
+        raise TypeError(f'expected a Layer/Model or an iterable of Parameters, got '
+                        f'{type(target).__name__}') from None
+    for p in params:
+        if not isinstance(p, Variable):
+            raise TypeError(f'expected Parameters, got an element of type {type(p).__name__}')
+    return [(str(i), p) for i, p in enumerate(params)]
+
+
+def _layout_line(name, p):
+    if p.data is None:
+        return f'{name}: not initialised'
+    return f'{name}: {p.data.shape} {p.data.dtype}'
+
+
+def _check_same_layout(comm, named, what):
+    """Raise ValueError on every rank when the ranks' parameter layouts differ (one Allgather)."""
+    lines = [_layout_line(name, p) for name, p in named]
+    digest = np.frombuffer(hashlib.sha256('\n'.join(lines).encode()).digest(), dtype=np.uint8)
+    digests = comm.allgather_array(digest)
+    differ = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
+    if differ:
+        raise ValueError(f'{what}: the parameters differ between ranks: rank(s) {differ} do not '
+                         f'match rank 0 (same model code on every rank?); rank {comm.rank} has: '
+                         f'{lines}')
+
+
+class _Bucket:
+    """Parameters of one array module and dtype packed into one flat buffer.
+
+    ``entries``: ``(param, start, stop)`` slices of the buffer; ``total``: the
+    buffer length without flags.  ``buffer`` (``total`` gradients, then one
+    flag per parameter) and its views ``head`` (the gradients), ``flags`` and
+    ``views`` (one per parameter, in its shape) are kept between steps.
+    """
+    __slots__ = ('xp', 'dtype', 'entries', 'params', 'shapes', 'total',
+                 'buffer', 'head', 'flags', 'views', '_baseline')
+
+    def __init__(self, xp, dtype):
+        self.xp, self.dtype, self.total = xp, dtype, 0
+        self.entries, self.params, self.shapes = [], [], []
+        self.buffer = self.head = self.flags = self.views = self._baseline = None
+
+    def add(self, p):
+        self.entries.append((p, self.total, self.total + p.data.size))
+        self.params.append(p)
+        self.shapes.append(p.data.shape)
+        self.total += p.data.size
+
+    def writable_buffer(self):
+        """The buffer, reused unless an array handed out by the last reduce is still held.
+
+        The reduced gradients are views of the buffer.  After ``cleargrads()``
+        nothing outside this bucket refers to them or to the buffer, and the
+        buffer is reused (no allocation; warm in cache).  If anything still
+        does -- a gradient the caller kept, a slice of one -- writing into the
+        buffer would change that array behind its holder's back, so a new one
+        is allocated.  (Reference counts: CPython.)
+        """
+        if self.buffer is None or _refcounts(self.buffer, self.views) != self._baseline:
+            buf = self.xp.empty(self.total + len(self.entries), dtype=self.dtype)
+            self.head, self.flags = buf[:self.total], buf[self.total:]
+            self.views = tuple(buf[start:stop].reshape(p.data.shape)
+                               for p, start, stop in self.entries)
+            self.buffer = buf
+            del buf
+            self._baseline = _refcounts(self.buffer, self.views)
+        return self.buffer
+
+
+def _refcounts(buffer, views):
+    # Counted the same way at allocation and at each check, so the temporaries
+    # of this function cancel out.
+    return [sys.getrefcount(buffer)] + [sys.getrefcount(v) for v in views]
+
+
+def _buckets(params):
+    """Group initialised parameters by (array module, dtype), in ``params`` order."""
+    buckets = {}
+    for p in params:
+        xp = cuda.get_array_module(p.data)
+        key = (xp.__name__, p.data.dtype)
+        bucket = buckets.get(key)
+        if bucket is None:
+            bucket = buckets[key] = _Bucket(xp, p.data.dtype)
+        bucket.add(p)
+    return list(buckets.values())
+
+
+# =============================================================================
+# DataParallel
+# =============================================================================
+class DataParallel:
+    """Wrap an optimizer so that ``update()`` averages gradients over the ranks first.
+
+    ``DataParallel(optimizer, comm)``: ``optimizer`` is a set-up dezero_kr
+    optimizer (or call ``setup(model)`` on the wrapper).  Every other attribute
+    (``t``, ``lr``, ``add_hook``, ``state_dict``, ``save`` ...) is the wrapped
+    optimizer's, read and written through.  See the module docstring for the
+    order broadcast -> reduce -> hooks -> update and the ``grad is None`` rule.
+
+    Attributes:
+        comm: the ``Communicator``.
+        cuda_aware: hand CuPy buffers to MPI directly (default: copy via the host).
+        skipped_steps: updates skipped because parameters had just been
+            initialised and were broadcast (see the module docstring).
+        last_reduce_seconds: wall time of the last ``allreduce_grads`` (pack,
+            ``MPI_Allreduce``, unpack), for measuring.
+    """
+    _OWN = frozenset(('optimizer', 'comm', 'cuda_aware', 'skipped_steps', 'last_reduce_seconds',
+                      '_synced', '_plan'))
+
+    def __init__(self, optimizer, comm, cuda_aware=False):
+        if not (callable(getattr(optimizer, 'update', None)) and hasattr(optimizer, 'target')):
+            raise TypeError(f'DataParallel: optimizer must be a dezero_kr optimizer, got '
+                            f'{type(optimizer).__name__}')
+        if isinstance(optimizer, DataParallel):
+            raise TypeError('DataParallel: the optimizer is already wrapped in DataParallel')
+        if not isinstance(comm, Communicator):
+            raise TypeError(f'DataParallel: comm must be what dist.init() returns, got '
+                            f'{type(comm).__name__}')
+        object.__setattr__(self, 'optimizer', optimizer)
+        object.__setattr__(self, 'comm', comm)
+        object.__setattr__(self, 'cuda_aware', cuda_aware)
+        object.__setattr__(self, 'skipped_steps', 0)
+        object.__setattr__(self, 'last_reduce_seconds', 0.0)
+        object.__setattr__(self, '_synced', frozenset())  # params broadcast with data
+        object.__setattr__(self, '_plan', None)  # (key, buckets) of the last reduce
+        if optimizer.target is not None:
+            self._broadcast()
+
+    def __getattr__(self, name):  # only called for names not found on the wrapper
+        return getattr(self.optimizer, name)
+
+    def __setattr__(self, name, value):
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.optimizer, name, value)  # e.g. opt.lr = 0.1 reaches the optimizer
+
+    def __repr__(self):
+        return f'DataParallel({type(self.optimizer).__name__}, {self.comm!r})'
+
+    def setup(self, target):
+        """``optimizer.setup(target)`` and broadcast its parameters from rank 0; returns self."""
+        self.optimizer.setup(target)
+        self._broadcast()
+        return self
+
+    def _params(self, what):
+        target = self.optimizer.target
+        if target is None:
+            raise RuntimeError(f'DataParallel.{what}: call setup(model) first')
+        return list(target.params())
+
+    def _broadcast(self):
+        self.comm.bcast_params(self.optimizer.target)
+        self._synced = frozenset(id(p) for p in self._params('setup') if p.data is not None)
+
+    def update(self):
+        """Broadcast new parameters (and skip) or all-reduce the gradients; then the
+        optimizer's hooks and update (the same on every rank)."""
+        params = self._params('update')
+        if self.comm.size > 1 and any(p.data is not None and id(p) not in self._synced
+                                      for p in params):
+            self._broadcast()
+            self.skipped_steps += 1
+            if self.comm.is_root:
+                warnings.warn('DataParallel.update: parameters were initialised by the first '
+                              'forward pass with different values on each rank; they were '
+                              'broadcast from rank 0 and this step was skipped (as ChainerMN '
+                              'does). Pass in_size to the layers or run the model once before '
+                              'DataParallel(...) to keep the step.', RuntimeWarning, stacklevel=2)
+            return
+        self.allreduce_grads(params)
+        self.optimizer.update()
+
+    def allreduce_grads(self, params=None):
+        """Replace every gradient by its mean over the ranks (see the module docstring).
+
+        ``grad = (1/size) sum_r grad_r`` in the parameter's dtype, with a missing
+        gradient counting as zeros; a gradient missing on every rank stays None.
+        Raises ValueError for a gradient whose shape is not its parameter's.
+        """
+        if self.comm.size == 1:
+            return
+        start = time.perf_counter()
+        if params is None:
+            params = self._params('allreduce_grads')
+        for bucket in self._buckets(params):
+            self._reduce_bucket(bucket)
+        self.last_reduce_seconds = time.perf_counter() - start
+
+    def _buckets(self, params):
+        key = tuple(map(id, params))
+        plan = self._plan
+        if plan is None or plan[0] != key:
+            missing = [p.name for p in params if p.data is None]
+            if missing:
+                raise RuntimeError(f'DataParallel.allreduce_grads: parameters {missing} have no '
+                                   f'data yet; run a forward pass first')
+            plan = (key, _buckets(params))
+            self._plan = plan
+        return plan[1]
+
+    def _reduce_bucket(self, bucket):
+        xp = bucket.xp
+        buf = bucket.writable_buffer()
+        grads = [p.grad for p in bucket.params]
+        parts, missing = [], []
+        for i, (g, shape) in enumerate(zip(grads, bucket.shapes)):
+            if g is None:
+                parts.append(xp.zeros(shape, dtype=bucket.dtype))
+                missing.append(i)
+                continue
+            a = g.data
+            if a.shape != shape:
+                raise ValueError(f'DataParallel.allreduce_grads: a parameter of shape {shape} '
+                                 f'has a gradient of shape {a.shape}')
+            parts.append(a)
+        xp.concatenate(parts, axis=None, out=bucket.head)  # one C loop flattens and copies all
+        # Scaled by 1/size before the sum, while the buffer is still in cache (after the
+        # Allreduce it is not); a Python float keeps the buffer's dtype.
+        bucket.head *= 1.0 / self.comm.size
+        bucket.flags.fill(1)  # 1: this rank has a gradient for the parameter
+        if missing:
+            bucket.flags[missing] = 0
+        self.comm.allreduce_sum(buf, cuda_aware=self.cuda_aware)
+        for p, g, view, count in zip(bucket.params, grads, bucket.views, bucket.flags.tolist()):
+            if count == 0:
+                continue  # no rank had a gradient: it stays None, as in a single process
+            if g is None:
+                p.grad = Variable(view)
+            else:
+                g.data = view
+
+
+# =============================================================================
+# Datasets
+# =============================================================================
+def scatter_dataset(dataset, comm, shuffle=False, seed=0, drop_remainder=True):
+    """This rank's equal share of ``dataset`` (a ``ShardDataset``).
+
+    The dataset (the same on every rank) is ordered -- a random permutation
+    when ``shuffle``, drawn from ``seed`` and the epoch (``set_epoch``), the
+    identity otherwise -- and cut into ``size`` consecutive shards of
+    ``len(dataset) // size`` samples; rank r takes shard r.  **Remainder**: the
+    last ``len(dataset) % size`` samples of that order are left out of the
+    epoch (with ``shuffle`` they are different samples every epoch), so every
+    rank runs the same number of steps -- needed for training, where a rank
+    with one more batch would wait forever in its extra all-reduce.  For
+    evaluation pass ``drop_remainder=False``: ranks ``0 .. n % size - 1`` then
+    get one sample more and every sample is used once (``evaluate`` weights by
+    count).  Rank 0's ``seed`` is used on every rank (None: rank 0 draws one),
+    so the shards are disjoint.
+
+    An array-backed dezero_kr ``Dataset`` gives an ``ArrayShardDataset``
+    (the shard's arrays, so ``DataLoader`` indexes them in one go); anything
+    else with ``len`` and ``[i]`` gives a ``ShardDataset`` view.
+    Raises ValueError when the dataset has fewer samples than ranks or its
+    length differs between ranks.
+    """
+    cls = ArrayShardDataset if _array_backed(dataset) else ShardDataset
+    return cls(dataset, comm, shuffle, seed, drop_remainder)
+
+
+def _array_backed(dataset):
+    return (isinstance(dataset, Dataset) and type(dataset).__getitem__ is Dataset.__getitem__
+            and type(dataset).__len__ is Dataset.__len__ and isinstance(dataset.data, np.ndarray))
+
+
+class _Shard:
+    """The shard bookkeeping shared by both shard classes (a mixin)."""
+
+    def _init_shard(self, dataset, comm, shuffle, seed, drop_remainder):
+        if not isinstance(comm, Communicator):
+            raise TypeError(f'scatter_dataset: comm must be what dist.init() returns, got '
+                            f'{type(comm).__name__}')
+        n = len(dataset)
+        if n < comm.size:
+            raise ValueError(f'scatter_dataset: the dataset has {n} samples, fewer than the '
+                             f'{comm.size} ranks')
+        if shuffle and seed is None:
+            seed = int(np.random.SeedSequence().generate_state(1, np.uint32)[0])
+        seed = 0 if seed is None else seed
+        if not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f'scatter_dataset: seed must be a non-negative int or None, got {seed!r}')
+        mine = np.array([n, seed], dtype=np.uint64)
+        everyone = comm.allgather_array(mine)
+        if not np.all(everyone[:, 0] == n):
+            raise ValueError(f'scatter_dataset: the dataset length differs between ranks: '
+                             f'{everyone[:, 0].tolist()} (rank order)')
+        self.dataset = dataset
+        self.comm = comm
+        self.shuffle = shuffle
+        self.seed = int(everyone[0, 1])  # rank 0's seed on every rank
+        q, extra = divmod(n, comm.size)
+        if drop_remainder:
+            self._start, self.shard_size = comm.rank * q, q
+        else:
+            self._start = comm.rank * q + min(comm.rank, extra)
+            self.shard_size = q + (comm.rank < extra)
+        self.epoch = None
+        self.set_epoch(0)
+
+    def set_epoch(self, epoch):
+        """Use the partition of ``epoch`` (a new random one per epoch when shuffling; the same
+        on every rank).  Call it at the start of every epoch; epoch 0 is set at creation."""
+        if self.epoch == epoch:
+            return
+        n = len(self.dataset)
+        if self.shuffle:
+            order = np.random.default_rng([self.seed, int(epoch)]).permutation(n)
+        else:
+            order = np.arange(n)
+        self.indices = order[self._start:self._start + self.shard_size]
+        self.epoch = epoch
+        self._indices_changed()
+
+    def _indices_changed(self):
+        pass
+
+    def __len__(self):
+        return self.shard_size
+
+
+class ShardDataset(_Shard):
+    """A view of one rank's shard of any dataset (``len`` and ``[i]``); see ``scatter_dataset``.
+
+    ``indices``: the dataset indices of the shard in the current epoch.
+    ``shard[i]`` is ``dataset[indices[i]]``; a slice or an index array gives
+    the batch ``(xs, ts)`` stacked along a new first axis.
+    """
+
+    def __init__(self, dataset, comm, shuffle=False, seed=0, drop_remainder=True):
+        self._init_shard(dataset, comm, shuffle, seed, drop_remainder)
+
+    def __getitem__(self, index):
+        if np.isscalar(index) or (isinstance(index, np.ndarray) and index.ndim == 0):
+            if not -self.shard_size <= index < self.shard_size:
+                raise IndexError(f'ShardDataset: index {index} is out of range for a shard of '
+                                 f'{self.shard_size} samples')
+            return self.dataset[int(self.indices[index])]
+        batch = [self.dataset[int(i)] for i in self.indices[index]]
+        return np.array([b[0] for b in batch]), np.array([b[1] for b in batch])
+
+
+class ArrayShardDataset(_Shard, Dataset):
+    """One rank's shard of an array-backed ``Dataset``: a ``Dataset`` whose ``data`` and
+    ``label`` are the shard's rows (copied at each ``set_epoch``); transforms are the
+    dataset's.  See ``scatter_dataset``."""
+
+    def __init__(self, dataset, comm, shuffle=False, seed=0, drop_remainder=True):
+        # Dataset.__init__ would call prepare(); the arrays come from the dataset instead.
+        self.train = getattr(dataset, 'train', True)
+        self.transform = dataset.transform
+        self.target_transform = dataset.target_transform
+        self._init_shard(dataset, comm, shuffle, seed, drop_remainder)
+
+    def _indices_changed(self):
+        self.data = self.dataset.data[self.indices]
+        label = self.dataset.label
+        self.label = None if label is None else label[self.indices]
+
+
+# =============================================================================
+# Evaluation
+# =============================================================================
+def evaluate(comm, fn, loader):
+    """The mean of a per-batch metric over every sample of every rank.
+
+    ``fn(x, t)`` returns the batch's mean metric (a Variable, array or number,
+    e.g. ``F.accuracy(model(x), t)``); it runs under ``no_grad()`` and
+    ``test_mode()``.  Each batch counts with its size, so the result is the
+    metric of the union of all ranks' data; it is the same float on every rank.
+    """
+    total, count = 0.0, 0
+    with no_grad(), test_mode():
+        for x, t in loader:
+            value = fn(x, t)
+            total += float(cuda.as_numpy(value)) * len(x)
+            count += len(x)
+    return comm.mean(total / count if count else 0.0, weight=count)
