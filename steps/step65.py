@@ -10,7 +10,7 @@ backward가 입력마다 기울기를 돌려주고, 한 변수가 두 번 쓰였
     from dezero_kr.backprop_view import record_forward
     with record_forward() as rec:          # 순전파의 실행 순서와 그때의 값도 기록 (없어도 됨)
         L = ...
-    view = plot_backward(L, forward=rec, to_file='backprop.html')
+    view = plot_backward(L, forward=rec, to_file='step65_backprop.html')
     view.data['backward']                  # 페이지가 보여 주는 기록 (파이썬에서도 읽을 수 있다)
 
 예: u = x*y, L = u*u + u (x=2, y=3). dL/du = 2u + 1 = 13, dL/dx = 13*3 = 39, dL/dy = 13*2 = 26.
@@ -19,7 +19,7 @@ backward가 입력마다 기울기를 돌려주고, 한 변수가 두 번 쓰였
 * 순전파 순서: Mul(x*y) -> Mul(u*u) -> Add, 세대 0, 1, 2
 * 역전파 순서는 그 반대이고, 각 단계의 "꺼내기 전 대기열" 맨 앞이 꺼내지는 함수다.
 * 2단계에서 u에 6이 두 번 도착하고 둘 다 +=(누적)이다. 1단계의 1과 합쳐 3단계의 gy가 13이 된다.
-* 페이지의 최종 기울기 39, 26이 x.grad, y.grad와 같다. 페이지는 backprop.html로 저장된다.
+* 페이지의 최종 기울기 39, 26이 x.grad, y.grad와 같다. 페이지는 step65_backprop.html로 저장된다.
 """
 import sys
 
@@ -65,9 +65,9 @@ if __name__ == '__main__':
         u.name = 'u'
         L = u * u + u
         L.name = 'L'
-    view = plot_backward(L, forward=rec, to_file='backprop.html')
+    view = plot_backward(L, forward=rec, to_file='step65_backprop.html')
     print(f'씀 (written): {view.path}', file=sys.stderr)  # 경로는 컴퓨터마다 달라 stderr로
     describe(view)
     print('x.grad =', x.grad.data, ' y.grad =', y.grad.data)
-    print(f"backprop.html: 역전파 {len(view.data['backward'])}단계, "
+    print(f"step65_backprop.html: 역전파 {len(view.data['backward'])}단계, "
           f"순전파 {len(view.data['forward'])}단계, 네트워크 없이 열리는 파일 하나")
