@@ -24,14 +24,14 @@ the exact path where the file can be placed by hand.
 Only the standard library is used (``urllib``); nothing here needs the
 network until ``get_file`` is called.
 """
-import contextlib
 import hashlib
 import http.client
 import os
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
+
+from .fileio import atomic_write, remove_quietly as _remove_quietly, temp_name as _temp_name  # noqa: F401 (atomic_write: public name)
 
 ENV_CACHE = 'DEZERO_KR_CACHE'
 DEFAULT_CACHE = os.path.join('~', '.dezero_kr')
@@ -72,44 +72,6 @@ def sha256sum(path):
         for block in iter(lambda: f.read(1 << 20), b''):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _temp_name(path):
-    # Same folder as the target, so os.replace is a rename, never a copy.
-    # A unique suffix lets two processes download the same file at once.
-    folder, name = os.path.split(path)
-    return os.path.join(folder, f'.{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part')
-
-
-def _remove_quietly(path):
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(path)
-
-
-@contextlib.contextmanager
-def atomic_write(path, mode='wb'):
-    """Open a temporary file next to ``path``; on success rename it to ``path``.
-
-    ``with atomic_write('out.png') as f: f.write(...)``.  If the block raises
-    (or the process dies) ``path`` is untouched: it keeps its old content or
-    stays absent.  Missing parent folders are created.
-    """
-    if mode not in ('w', 'wb'):
-        raise ValueError("atomic_write mode must be 'w' or 'wb'")
-    path = os.path.abspath(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = _temp_name(path)
-    try:
-        # 'x' creates the file with the normal umask permissions (mkstemp
-        # would make it 0600, which would then stick to the final file).
-        with open(tmp, mode.replace('w', 'x'), **({} if 'b' in mode else {'encoding': 'utf-8'})) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
 
 
 def _file_name_from_url(url):

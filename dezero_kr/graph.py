@@ -55,7 +55,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Function, Variable, array_types
-from dezero_kr.download import atomic_write
+from dezero_kr.fileio import atomic_write
 
 __all__ = ['get_dot_graph', 'plot_dot_graph', 'find_renderer', 'find_graphviz_pure',
            'RenderedGraph', 'GraphRenderError', 'RendererNotFoundError', 'RENDERER_ENV']

@@ -309,7 +309,7 @@ def test_load_state_errors_name_paths_and_shapes():
             super().__init__()
             self.p = Parameter(np.zeros(4))
 
-    with pytest.raises(ValueError, match=r"state 'p'/v has shape \(3,\) but the parameter has shape \(4,\)"):
+    with pytest.raises(ValueError, match=r"'p/v' has shape \(3,\) .* the parameter has shape \(4,\)"):
         O.MomentumSGD().setup(Other()).load_state_dict(d)
     with pytest.raises(ValueError, match="the state has parameter 'q', which the target does not have"):
         O.MomentumSGD().setup(Other()).load_state_dict({'t': 1, 'state': {'q': d['state']['q']}})
