@@ -31,7 +31,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from .fileio import atomic_write, remove_quietly as _remove_quietly, temp_name as _temp_name  # noqa: F401 (atomic_write: public name)
+from .fileio import atomic_write, remove_stale_temp_files  # noqa: F401 (atomic_write: public name)
+from .fileio import remove_quietly as _remove_quietly, temp_name as _temp_name
 
 ENV_CACHE = 'DEZERO_KR_CACHE'
 DEFAULT_CACHE = os.path.join('~', '.dezero_kr')
@@ -109,8 +110,7 @@ def _download_once(url, part, timeout, show_progress, label):
             raise _IncompleteDownload(f'server answered an unexpected range '
                                       f'({response.headers.get("Content-Range")!r})')
         start = have if resumed else 0
-        length = response.headers.get('Content-Length')
-        expected = start + int(length) if length and length.isdigit() else None
+        expected = _expected_size(response.headers, start, resumed)
 
         from .progress import progress  # local: keeps this module import-light
         with open(part, 'ab' if resumed else 'wb') as out, \
@@ -130,6 +130,33 @@ def _download_once(url, part, timeout, show_progress, label):
             size = out.tell()
     if expected is not None and size != expected:
         raise _IncompleteDownload(f'connection closed after {size} of {expected} bytes')
+
+
+def _expected_size(headers, start, resumed):
+    """The file's full size from Content-Length (or a 206's Content-Range total); None if not sent.
+
+    A body shorter than this is never kept: the caller compares the bytes on disk with it.
+    """
+    length = (headers.get('Content-Length') or '').strip()
+    if length.isdigit():
+        return start + int(length)
+    total = (headers.get('Content-Range') or '').rpartition('/')[2].strip()
+    if resumed and total.isdigit():
+        return int(total)
+    return None
+
+
+def _timeout_from_env():
+    """Seconds from ``$DEZERO_KR_TIMEOUT`` (default 30); a clear error for anything but a positive number."""
+    raw = os.environ.get('DEZERO_KR_TIMEOUT', '30')
+    try:
+        value = float(raw)
+    except ValueError:
+        value = None
+    if value is None or not value > 0 or value == float('inf'):
+        raise ValueError(f'get_file: the environment variable DEZERO_KR_TIMEOUT must be a positive '
+                         f'number of seconds, got {raw!r}')
+    return value
 
 
 def _download_with_retry(url, part, timeout, show_progress, label):
@@ -196,7 +223,9 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
             each URL with its error and where to put the file by hand.
     """
     if timeout is None:
-        timeout = float(os.environ.get('DEZERO_KR_TIMEOUT', '30'))
+        timeout = _timeout_from_env()
+    elif not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
+        raise ValueError(f'get_file: timeout must be a positive number of seconds, got {timeout!r}')
     name = file_name if file_name is not None else _file_name_from_url(url)
     if not name or os.path.basename(name) != name or name in ('.', '..'):
         raise ValueError(f'file_name must be a plain file name, not {name!r}')
@@ -213,6 +242,7 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
 
     urls = [url, *mirrors]
     os.makedirs(os.path.dirname(target), exist_ok=True)
+    remove_stale_temp_files(os.path.dirname(target))  # .part files of killed downloads
     part = _temp_name(target)
     failures = []
     checksum_failures = 0
