@@ -429,9 +429,22 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter; as PyTorch's AdamW):
-    ``param <- param (1 - alpha weight_decay)`` and then the Adam step.  The
-    decay does not go through the gradient, so it is not rescaled by ``v``.
+    """Adam with decoupled weight decay (Loshchilov & Hutter), step for step ``torch.optim.AdamW``.
+
+    At update ``t`` with ``lr = alpha`` and ``wd = weight_decay``::
+
+        param <- param (1 - lr wd)                      # decay first, not through the gradient
+        m <- m + (1 - b1)(g - m)                          # torch: exp_avg.lerp_(g, 1 - b1)
+        v <- b2 v + (1 - b2) g^2
+        param <- param - (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+
+    ``eps`` is added *after* the bias correction of ``v`` (PyTorch's
+    placement), unlike ``Adam``, which keeps DeZero's ``lr_t m / (sqrt(v) +
+    eps)``; the two differ when ``sqrt(v_hat)`` is not much larger than
+    ``eps``.  With ``weight_decay=0`` this is ``torch.optim.Adam``.  ``lr``
+    (the property) is still Adam's combined factor and is not what AdamW
+    uses; schedules set ``alpha``.  State ``m``, ``v`` has the parameter's
+    dtype.
     """
     hyperparams = Adam.hyperparams + ('weight_decay',)
 
@@ -440,6 +453,20 @@ class AdamW(Adam):
         self.weight_decay = weight_decay
 
     def update_one(self, param):
-        if self.weight_decay:
-            param.data *= 1 - self.alpha * self.weight_decay
-        super().update_one(param)
+        self._adamw_step(param, self.weight_decay)
+
+    def _adamw_step(self, param, weight_decay):
+        """One torch-AdamW update of ``param`` with this ``weight_decay`` (0: no decay, e.g. for biases)."""
+        xp = cuda.get_array_module(param.data)
+        g = param.grad.data
+        if weight_decay:
+            param.data *= 1 - self.alpha * weight_decay
+        m, v = self._slot(param, 'm'), self._slot(param, 'v')
+        m += (1 - self.beta1) * (g - m)
+        v *= self.beta2
+        v += (1 - self.beta2) * (g * g)
+        t = max(self.t, 1)
+        denom = xp.sqrt(v)
+        denom /= math.sqrt(1 - self.beta2 ** t)
+        denom += self.eps
+        param.data -= (self.alpha / (1 - self.beta1 ** t)) * (m / denom)

@@ -46,7 +46,7 @@ from dezero_kr.datasets import Names  # noqa: E402
 from dezero_kr.download import sha256sum  # noqa: E402
 from dezero_kr.fileio import atomic_write  # noqa: E402
 from dezero_kr.grad_clip import ClipGradNorm  # noqa: E402
-from dezero_kr.optimizers import Adam, AdamW, WarmupCosine  # noqa: E402
+from dezero_kr.optimizers import AdamW, WarmupCosine  # noqa: E402
 from dezero_kr.transformer import GPT  # noqa: E402
 
 DEFAULTS = dict(block_size=16, n_embd=64, n_head=4, n_layer=2, mlp='gelu', norm='layer', dropout=0.1,
@@ -166,10 +166,7 @@ class DecayMatricesAdamW(AdamW):
     """AdamW whose decoupled weight decay applies to matrices only (not to biases or norm gains)."""
 
     def update_one(self, param):
-        if param.data.ndim >= 2:
-            super().update_one(param)
-        else:
-            Adam.update_one(self, param)
+        self._adamw_step(param, self.weight_decay if param.data.ndim >= 2 else 0.0)
 
 
 def model_config(s, vocab_size):
