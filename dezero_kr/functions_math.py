@@ -7,11 +7,16 @@ reshape/transpose/indexing, sum/broadcast, matmul and max/min live in
 ``dezero_kr.core`` (Variable's operators need them); ``dezero_kr.functions``
 re-exports everything.
 """
+import warnings
+
 import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import (Config, Constant, Function, Variable, add_tangents, as_grad, as_variable,
                             broadcast_to, get_item, matmul, operands, reshape, sum, sum_to, transpose)
+
+# NumPy's own exception for a bad axis (a ValueError and an IndexError); moved in NumPy 2.
+_AxisError = getattr(np, 'exceptions', np).AxisError
 
 
 def _xp(x):
@@ -308,10 +313,19 @@ def where(condition, x0, x1):
 # Shape helpers
 # =============================================================================
 def expand_dims(x, axis):
-    """Insert a length-1 axis at ``axis`` (a reshape)."""
+    """Insert a length-1 axis at ``axis`` (a reshape), as ``np.expand_dims``.
+
+    ``axis`` is an int in ``[-(ndim + 1), ndim]``; otherwise NumPy's ``AxisError``
+    (a ``ValueError``) naming the axis and the shape; a non-int axis is a ``TypeError``.
+    """
     x = as_variable(x)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f'expand_dims: axis must be an int, got {axis!r} of type {type(axis).__name__}')
+    if not -(x.ndim + 1) <= axis <= x.ndim:
+        raise _AxisError(f'expand_dims: axis {axis} is out of bounds for the {x.ndim}-D input of shape '
+                         f'{x.shape} (valid: {-(x.ndim + 1)} to {x.ndim})')
     shape = list(x.shape)
-    shape.insert(axis % (x.ndim + 1) if axis < 0 else axis, 1)
+    shape.insert(axis % (x.ndim + 1) if axis < 0 else int(axis), 1)
     return reshape(x, tuple(shape))
 
 
@@ -364,9 +378,19 @@ def stack(xs, axis=0):
 # Reductions and linear maps
 # =============================================================================
 def average(x, axis=None, keepdims=False):
-    """Mean over ``axis``: ``sum(x, axis) * (y.size / x.size)``."""
+    """Mean over ``axis``: ``sum(x, axis) * (y.size / x.size)``; dL/dx = gy / count, broadcast.
+
+    As NumPy, the mean over no elements (an empty ``x``) is ``nan`` with a
+    ``RuntimeWarning`` ("Mean of empty slice"); an empty result stays empty.
+    """
     x = as_variable(x)
     y = sum(x, axis, keepdims)
+    if x.data.size == 0:  # 0 / 0 elements: NumPy's nan and warning, not ZeroDivisionError
+        if y.data.size == 0:
+            return y
+        warnings.warn('average: Mean of empty slice (the input has shape '
+                      f'{x.shape}); the result is nan, as NumPy\'s mean', RuntimeWarning, stacklevel=2)
+        return y * float('nan')
     return y * (y.data.size / x.data.size)
 
 

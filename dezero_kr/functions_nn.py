@@ -19,6 +19,7 @@ Two habits keep the hot paths fast without giving up higher-order gradients:
   function and the shapes in the error.
 """
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -48,12 +49,22 @@ def _check_labels(fname, t, x_shape, n_classes):
     if t.shape != (n,):
         raise ValueError(f'{fname}: t has shape {t.shape} but x has shape {x_shape}; '
                          f'expected labels of shape ({n},)')
-    # One pass: viewed as unsigned, a negative label is huge, so max() < C checks both ends.
-    unsigned = t if t.dtype.kind == 'u' else t.view(f'u{t.dtype.itemsize}')
-    if t.size and unsigned.max() >= n_classes:
+    if t.size and not _labels_in_range(t, n_classes):
         raise ValueError(f'{fname}: labels must be in [0, {n_classes}) for x of shape {x_shape}, '
-                         f'got values from {t.min()} to {t.max()}')
+                         f'got values from {t.min()} to {t.max()} (dtype {t.dtype})')
     return t
+
+
+def _labels_in_range(t, n_classes):
+    """Whether every integer label is in ``[0, n_classes)``, checked on the values for any dtype."""
+    if t.dtype.kind == 'u':
+        return t.max() < n_classes
+    if n_classes <= 1 << (8 * t.dtype.itemsize - 1):
+        # One pass: viewed as unsigned, a negative label becomes >= 2**(bits-1) >= n_classes,
+        # so max() < n_classes checks both ends.  Only valid for n_classes that small:
+        # with 1000 classes an int8 -1 (255 unsigned) would pass, hence the two-sided check below.
+        return t.view(f'u{t.dtype.itemsize}').max() < n_classes
+    return t.min() >= 0 and t.max() < n_classes
 
 
 def _check_2d(fname, x):
@@ -590,6 +601,9 @@ def dropout(x, dropout_ratio=0.5):
     Uses NumPy's global RNG (``np.random.seed`` makes it reproducible).
     """
     x = as_variable(x)
+    if isinstance(dropout_ratio, (bool, np.bool_)) or not isinstance(dropout_ratio, numbers.Real):
+        raise TypeError(f'dropout: dropout_ratio must be a real number in [0, 1), got {dropout_ratio!r} '
+                        f'of type {type(dropout_ratio).__name__}')
     if not 0 <= dropout_ratio < 1:
         raise ValueError(f'dropout: dropout_ratio must be in [0, 1), got {dropout_ratio}')
     if not Config.train or dropout_ratio == 0:

@@ -198,6 +198,14 @@ def _weak(x):
         return lambda: x
 
 
+def _check_size(layer, name, value):
+    """A layer size must be a positive int (``Linear(-3)`` would fail later inside NumPy)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f'{layer}: {name} must be a positive int, got {value!r} of type {type(value).__name__}')
+    if value < 1:
+        raise ValueError(f'{layer}: {name} must be a positive int, got {value}')
+
+
 def _init_weight(shape, fan_in, dtype, xp):
     """``randn(*shape) * sqrt(1 / fan_in)`` in ``dtype`` (DeZero's init), drawn on the CPU."""
     w = np.random.randn(*shape).astype(dtype) * math.sqrt(1 / fan_in)
@@ -215,6 +223,9 @@ class Linear(Layer):
 
     def __init__(self, out_size, nobias=False, dtype=np.float32, in_size=None):
         super().__init__()
+        _check_size('Linear', 'out_size', out_size)
+        if in_size is not None:
+            _check_size('Linear', 'in_size', in_size)
         self.in_size = in_size
         self.out_size = out_size
         self.dtype = dtype
@@ -249,6 +260,9 @@ class Conv2d(Layer):
     def __init__(self, out_channels, kernel_size, stride=1, pad=0, nobias=False, dtype=np.float32,
                  in_channels=None):
         super().__init__()
+        _check_size(type(self).__name__, 'out_channels', out_channels)
+        if in_channels is not None:
+            _check_size(type(self).__name__, 'in_channels', in_channels)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size
