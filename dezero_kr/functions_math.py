@@ -187,6 +187,30 @@ def abs(x):
     return Abs()(x)
 
 
+def mask_grad(g, mask):
+    """``g * mask``, with an exact 0 wherever ``mask`` is 0 even where ``g`` is inf or nan.
+
+    The one rule of the ops that route a gradient (or a tangent) through a
+    mask: ``relu``, ``clip``, ``where``, ``maximum``/``minimum``, ``masked_fill``,
+    in reverse and in forward mode alike.  A blocked element does not depend
+    on that input at all, so its derivative is 0, as PyTorch gives; the plain
+    product would make it ``0 * inf = nan``.  ``mask``: a bool array or weights
+    (0, 0.5, 1), broadcastable to ``g``.
+
+    Arrays: the product, repaired only when it holds a non-finite value (one
+    ``isfinite`` pass, cheaper than the product).  Variables (a graph is being
+    recorded, or a tangent): ``where(mask != 0, g * mask, 0)``, differentiable again.
+    """
+    is_bool = mask.dtype == bool
+    if isinstance(g, Variable):
+        return where(mask if is_bool else mask != 0, g if is_bool else g * mask, 0)
+    out = g * mask
+    xp = _xp(out)
+    if out.dtype.kind in 'fc' and not xp.isfinite(out).all():
+        out = xp.where(~mask if is_bool else mask == 0, xp.zeros((), out.dtype), out)
+    return out
+
+
 class Clip(Function):
     """y = clip(x, x_min, x_max); dL/dx = gy where x_min <= x <= x_max, else 0."""
     __slots__ = ('x_min', 'x_max')
@@ -200,13 +224,13 @@ class Clip(Function):
 
     def _mask(self):
         x = self.inputs[0].data
-        return ((x >= self.x_min) & (x <= self.x_max)).astype(x.dtype)
+        return (x >= self.x_min) & (x <= self.x_max)  # inclusive: slope 1 at the bounds, as PyTorch
 
     def backward(self, gy):
-        return as_grad(operands(gy)[0] * self._mask(), self.inputs[0])
+        return as_grad(mask_grad(operands(gy)[0], self._mask()), self.inputs[0])
 
     def jvp(self, dx):
-        return dx * self._mask()
+        return mask_grad(dx, self._mask())
 
 
 def clip(x, x_min, x_max):
@@ -237,13 +261,13 @@ class Maximum(Function):
     def backward(self, gy):
         x0, x1 = self.inputs
         w0, w1 = self._weights()
-        return sum_to(gy * w0, x0.shape), sum_to(gy * w1, x1.shape)
+        return sum_to(mask_grad(gy, w0), x0.shape), sum_to(mask_grad(gy, w1), x1.shape)
 
     def jvp(self, dx0, dx1):
         w0, w1 = self._weights()
         y_shape = self.outputs[0]().shape
-        t0 = None if dx0 is None else broadcast_to(dx0, y_shape) * w0
-        t1 = None if dx1 is None else broadcast_to(dx1, y_shape) * w1
+        t0 = None if dx0 is None else mask_grad(broadcast_to(dx0, y_shape), w0)
+        t1 = None if dx1 is None else mask_grad(broadcast_to(dx1, y_shape), w1)
         return add_tangents(t0, t1)
 
 
@@ -280,20 +304,20 @@ class Where(Function):
         return _xp(x0).where(self.condition, x0, x1)
 
     def _masks(self):
-        dtype = self.outputs[0]().data.dtype
-        c = self.condition.astype(dtype)
-        return c, 1 - c
+        y_shape = self.outputs[0]().shape
+        c = _xp(self.condition).broadcast_to(self.condition, y_shape)
+        return c, ~c
 
     def backward(self, gy):
         x0, x1 = self.inputs
         c0, c1 = self._masks()
-        return sum_to(gy * c0, x0.shape), sum_to(gy * c1, x1.shape)
+        return sum_to(mask_grad(gy, c0), x0.shape), sum_to(mask_grad(gy, c1), x1.shape)
 
     def jvp(self, dx0, dx1):
         c0, c1 = self._masks()
         y_shape = self.outputs[0]().shape
-        t0 = None if dx0 is None else broadcast_to(dx0, y_shape) * c0
-        t1 = None if dx1 is None else broadcast_to(dx1, y_shape) * c1
+        t0 = None if dx0 is None else mask_grad(broadcast_to(dx0, y_shape), c0)
+        t1 = None if dx1 is None else mask_grad(broadcast_to(dx1, y_shape), c1)
         return add_tangents(t0, t1)
 
 

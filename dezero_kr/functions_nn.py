@@ -27,7 +27,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
                             get_item, matmul, operands, reshape, sum, sum_to, transpose)
-from dezero_kr.functions_math import clip, exp, log, mean, tanh
+from dezero_kr.functions_math import clip, exp, log, mask_grad, mean, tanh
 
 
 def _xp(x):
@@ -97,6 +97,17 @@ class _Elementwise(Function):
         return dx * self._slope()
 
 
+class _Masking(_Elementwise):
+    """An elementwise op whose slope is a bool mask: blocked elements get an exact 0 (``mask_grad``)."""
+    __slots__ = ()
+
+    def backward(self, gy):
+        return as_grad(mask_grad(operands(gy)[0], self._slope()), self.inputs[0])
+
+    def jvp(self, dx):
+        return mask_grad(dx, self._slope())
+
+
 class Sigmoid(_Elementwise):
     """y = 1 / (1 + exp(-x)), computed as 0.5 tanh(0.5 x) + 0.5 (no overflow).  dL/dx = gy y (1 - y)."""
     __slots__ = ()
@@ -132,8 +143,9 @@ def sigmoid_simple(x):
     return 1 / (1 + exp(-x))
 
 
-class ReLU(_Elementwise):
-    """y = max(x, 0).  dL/dx = gy where x > 0, else 0 (0 at x == 0)."""
+class ReLU(_Masking):
+    """y = max(x, 0).  dL/dx = gy where x > 0, else exactly 0 (also at x == 0, as PyTorch, and
+    where gy is inf or nan: see ``mask_grad``)."""
     __slots__ = ()
 
     def forward(self, x):
@@ -291,7 +303,7 @@ def log_softmax(x, axis=1):
     return LogSoftmax(axis)(x)
 
 
-class MaskedFill(_Elementwise):
+class MaskedFill(_Masking):
     """y = value where mask else x (mask broadcast to x's shape).  dL/dx = gy where not mask, else 0.
 
     With ``value=-inf`` before ``softmax`` this is the causal-attention mask.
