@@ -164,7 +164,7 @@ def read_npz(path):
     return arrays
 
 
-def check_array_for(value, dtype, shape, what, key):
+def check_array_for(value, dtype, shape, what, key, source='the file'):
     """``value`` converted to ``dtype``; raise ``ValueError`` if that would change or lose it.
 
     Checked: ``shape`` (unless None), and the conversion itself: strings,
@@ -173,15 +173,15 @@ def check_array_for(value, dtype, shape, what, key):
     ``dtype`` are refused (1e300 into float32 becomes inf), and floats into
     an integer dtype are refused unless every value is a whole number in
     range.  Float precision loss (float64 -> float32 rounding) is accepted:
-    that is what a float32 parameter holds.  The message names ``key``, the
-    stored dtype and ``dtype``.
+    that is what a float32 parameter holds.  The message names ``what`` (the
+    caller), ``key``, ``source`` (the file), the stored dtype and ``dtype``.
     """
     dtype = np.dtype(dtype)
     value = np.asarray(value)
 
     def fail(why):
         target = f'{dtype}' if shape is None else f'shape {tuple(shape)} and dtype {dtype}'
-        raise ValueError(f'{what}: {key!r} has shape {value.shape} and dtype {value.dtype} in the file '
+        raise ValueError(f'{what}: {key!r} has shape {value.shape} and dtype {value.dtype} in {source} '
                          f'but the parameter has {target}: {why}')
 
     if shape is not None and value.shape != tuple(shape):

@@ -178,14 +178,13 @@ class Layer:
         if missing or extra:
             raise ValueError(f'load_weights: {path} does not match {type(self).__name__}: '
                              f'missing keys {missing}, unexpected keys {extra}')
-        what = f'load_weights({path!r})'
         new = {}
         for key, param in targets.items():
             a = stored[key]
             if param.data is None:
-                new[key] = check_array_for(a, a.dtype, None, what, key)
+                new[key] = check_array_for(a, a.dtype, None, 'load_weights', key, path)
             else:
-                a = check_array_for(a, param.data.dtype, param.data.shape, what, key)
+                a = check_array_for(a, param.data.dtype, param.data.shape, 'load_weights', key, path)
                 new[key] = cuda.get_array_module(param.data).asarray(a)
         for key, param in targets.items():
             param.data = new[key]

@@ -139,7 +139,7 @@ class Optimizer:
                 if name not in self.slots:
                     raise ValueError(f'{what}: unknown state {name!r} for parameter {key!r} '
                                      f'({type(self).__name__} keeps {list(self.slots)})')
-                a = check_array_for(a, param.data.dtype, param.data.shape, what, f'{key}/{name}')
+                a = check_array_for(a, param.data.dtype, param.data.shape, what, f'{key}/{name}', 'the state')
                 new_state[param][name] = xp.asarray(a)
         hyper = {}
         for name, value in d.get('hyperparams', {}).items():
