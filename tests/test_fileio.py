@@ -103,6 +103,8 @@ def _trained_adam():
     ('state/b/m', np.array([1e300, 0, 0]), r"'b/m' .* float64 .* float32: some values overflow"),
     ('state/b/v', np.array([1j, 0, 0]), r"'b/v' .* complex128 .* float32: complex"),
     ('state/W/m', np.array(['a', 'b']), r"'W/m' .* <U1 .*shapes differ"),
+    ('state/b/v', np.array(['a', 'b', 'c']), r"'b/v' has shape \(3,\) and dtype <U1 in the state .*not a number"),
+    ('state/b/m', np.array([{}, 1, 2], dtype=object), r"'state/b/m' holds Python objects"),
     ('hyperparams/alpha', np.array('fast'), r"hyperparams/alpha must be one real number, got"),
     ('t', np.array(2.5), r"t must be a whole number"),
 ])
