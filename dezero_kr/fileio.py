@@ -51,7 +51,8 @@ def remove_quietly(path):
 
 
 def _pid_alive(pid):
-    if pid == os.getpid():
+    if pid == os.getpid() or os.name == 'nt':
+        # Windows: os.kill(pid, 0) would send CTRL_C_EVENT, so no file counts as stale there.
         return True
     try:
         os.kill(pid, 0)
