@@ -444,7 +444,9 @@ class AdamW(Adam):
     ``eps``.  With ``weight_decay=0`` this is ``torch.optim.Adam``.  ``lr``
     (the property) is still Adam's combined factor and is not what AdamW
     uses; schedules set ``alpha``.  State ``m``, ``v`` has the parameter's
-    dtype.
+    dtype.  ``t`` is the optimizer's update count, as for every optimizer
+    here; PyTorch counts steps per parameter, so the two differ only for a
+    parameter that had no gradient on some updates (it was skipped there).
     """
     hyperparams = Adam.hyperparams + ('weight_decay',)
 
