@@ -162,3 +162,14 @@ def test_max_pooling_routes_a_tie_to_the_first_maximum_in_both_modes():
     np.testing.assert_array_equal(J.reshape(4), [0.0, 1.0, 0.0, 0.0])
     np.testing.assert_array_equal(jacobian(lambda v: F.pooling(v, 2, 2), x, mode='reverse').reshape(4),
                                   [0.0, 1.0, 0.0, 0.0])
+
+
+def test_huge_finite_gradients_pass_unchanged():
+    # The finiteness check (a dot product) overflows for values this large; the repair pass
+    # that follows must then leave every finite value as it is.
+    x = Variable(np.array([-1.0, 2.0, 3.0], dtype=np.float32))
+    y = F.relu(x)
+    y.grad = Variable(np.array([3e38, 3e38, -3e38], dtype=np.float32))
+    y.backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.data, np.array([0, 3e38, -3e38], dtype=np.float32))
