@@ -173,3 +173,24 @@ def test_huge_finite_gradients_pass_unchanged():
     y.backward()
     assert x.grad.dtype == np.float32
     np.testing.assert_array_equal(x.grad.data, np.array([0, 3e38, -3e38], dtype=np.float32))
+
+
+@pytest.mark.parametrize('n', [3, 5000])  # both ways of checking for non-finite values
+def test_mask_check_is_silent_and_exact_for_huge_finite_and_for_inf(n):
+    x = Variable(np.where(np.arange(n) % 2 == 0, -1.0, 1.0).astype(np.float32))
+    g = np.full(n, 3e38, dtype=np.float32)
+    y = F.relu(x)
+    y.grad = Variable(g)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        y.backward()
+    np.testing.assert_array_equal(x.grad.data, np.where(np.arange(n) % 2 == 0, 0, g))
+    g = g.copy()
+    g[1] = np.inf
+    g[0] = np.nan
+    x.cleargrad()
+    y.grad = Variable(g)
+    y.backward()
+    expected = np.where(np.arange(n) % 2 == 0, 0, 3e38).astype(np.float32)
+    expected[1] = np.inf
+    np.testing.assert_array_equal(x.grad.data, expected)
