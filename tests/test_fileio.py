@@ -216,3 +216,31 @@ def test_old_import_paths_still_work():
     from dezero_kr.layers import existing_npz_path, save_npz
     assert atomic_write is fileio.atomic_write
     assert save_npz is fileio.save_npz and existing_npz_path is fileio.existing_npz_path
+
+
+def test_sigkilled_save_loops_leave_no_temp_file_after_the_next_save(tmp_path):
+    # The reported case: a loop of save_weights killed again and again left .part files.
+    code = (
+        'import sys, numpy as np\n'
+        'import dezero_kr.layers as L\n'
+        'net = L.Linear(1000, in_size=1000)\n'
+        'net.save_weights(sys.argv[1])\n'
+        'print("ready", flush=True)\n'
+        'while True:\n'
+        '    net.save_weights(sys.argv[1])\n')
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    chooser = np.random.default_rng(3)
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, '-c', code, str(tmp_path / 'w.npz')], stdout=subprocess.PIPE,
+                                env=env)
+        assert proc.stdout.readline().strip() == b'ready'
+        try:
+            proc.wait(timeout=float(chooser.uniform(0.05, 0.4)))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+    Net().save_weights(tmp_path / 'other.npz')  # any save into the folder cleans it
+    assert sorted(os.listdir(tmp_path)) == ['other.npz', 'w.npz']
+    with np.load(tmp_path / 'w.npz') as f:  # and the killed loops' file is whole
+        assert f['W'].shape == (1000, 1000)
