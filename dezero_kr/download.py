@@ -26,6 +26,7 @@ network until ``get_file`` is called.
 """
 import hashlib
 import http.client
+import numbers
 import os
 import urllib.error
 import urllib.parse
@@ -224,7 +225,7 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
     """
     if timeout is None:
         timeout = _timeout_from_env()
-    elif not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0):
+    elif isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not 0 < timeout < float('inf'):
         raise ValueError(f'get_file: timeout must be a positive number of seconds, got {timeout!r}')
     name = file_name if file_name is not None else _file_name_from_url(url)
     if not name or os.path.basename(name) != name or name in ('.', '..'):
