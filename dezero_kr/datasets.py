@@ -34,7 +34,8 @@ import zipfile
 
 import numpy as np
 
-from .download import atomic_write, cache_dir, get_file
+from .download import cache_dir, get_file
+from .fileio import atomic_write
 from .transforms import Compose, Flatten, Normalize, ToFloat
 
 __all__ = ['Dataset', 'get_spiral', 'Spiral', 'SinCurve', 'Digits', 'load_digits',

@@ -24,12 +24,14 @@ the exact path where the file can be placed by hand.
 Only the standard library is used (``urllib``); nothing here needs the
 network until ``get_file`` is called.
 """
-import contextlib
 import hashlib
+import numbers
 import os
 import urllib.error
 import urllib.parse
-import uuid
+
+from .fileio import atomic_write, remove_stale_temp_files  # noqa: F401 (atomic_write: public name)
+from .fileio import remove_quietly as _remove_quietly, temp_name as _temp_name
 
 # urllib.request and http.client (which load ssl and email, ~40 ms) are imported
 # in the two functions that talk to a server, so `import dezero_kr` stays light.
@@ -75,44 +77,6 @@ def sha256sum(path):
     return digest.hexdigest()
 
 
-def _temp_name(path):
-    # Same folder as the target, so os.replace is a rename, never a copy.
-    # A unique suffix lets two processes download the same file at once.
-    folder, name = os.path.split(path)
-    return os.path.join(folder, f'.{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part')
-
-
-def _remove_quietly(path):
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(path)
-
-
-@contextlib.contextmanager
-def atomic_write(path, mode='wb'):
-    """Open a temporary file next to ``path``; on success rename it to ``path``.
-
-    ``with atomic_write('out.png') as f: f.write(...)``.  If the block raises
-    (or the process dies) ``path`` is untouched: it keeps its old content or
-    stays absent.  Missing parent folders are created.
-    """
-    if mode not in ('w', 'wb'):
-        raise ValueError("atomic_write mode must be 'w' or 'wb'")
-    path = os.path.abspath(path)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = _temp_name(path)
-    try:
-        # 'x' creates the file with the normal umask permissions (mkstemp
-        # would make it 0600, which would then stick to the final file).
-        with open(tmp, mode.replace('w', 'x'), **({} if 'b' in mode else {'encoding': 'utf-8'})) as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
-
-
 def _file_name_from_url(url):
     name = urllib.parse.urlsplit(url).path.rstrip('/').rsplit('/', 1)[-1]
     if not name:
@@ -149,8 +113,7 @@ def _download_once(url, part, timeout, show_progress, label):
             raise _IncompleteDownload(f'server answered an unexpected range '
                                       f'({response.headers.get("Content-Range")!r})')
         start = have if resumed else 0
-        length = response.headers.get('Content-Length')
-        expected = start + int(length) if length and length.isdigit() else None
+        expected = _expected_size(response.headers, start, resumed)
 
         from .progress import progress  # local: keeps this module import-light
         with open(part, 'ab' if resumed else 'wb') as out, \
@@ -170,6 +133,33 @@ def _download_once(url, part, timeout, show_progress, label):
             size = out.tell()
     if expected is not None and size != expected:
         raise _IncompleteDownload(f'connection closed after {size} of {expected} bytes')
+
+
+def _expected_size(headers, start, resumed):
+    """The file's full size from Content-Length (or a 206's Content-Range total); None if not sent.
+
+    A body shorter than this is never kept: the caller compares the bytes on disk with it.
+    """
+    length = (headers.get('Content-Length') or '').strip()
+    if length.isdigit():
+        return start + int(length)
+    total = (headers.get('Content-Range') or '').rpartition('/')[2].strip()
+    if resumed and total.isdigit():
+        return int(total)
+    return None
+
+
+def _timeout_from_env():
+    """Seconds from ``$DEZERO_KR_TIMEOUT`` (default 30); a clear error for anything but a positive number."""
+    raw = os.environ.get('DEZERO_KR_TIMEOUT', '30')
+    try:
+        value = float(raw)
+    except ValueError:
+        value = None
+    if value is None or not value > 0 or value == float('inf'):
+        raise ValueError(f'get_file: the environment variable DEZERO_KR_TIMEOUT must be a positive '
+                         f'number of seconds, got {raw!r}')
+    return value
 
 
 def _download_with_retry(url, part, timeout, show_progress, label):
@@ -237,7 +227,9 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
             each URL with its error and where to put the file by hand.
     """
     if timeout is None:
-        timeout = float(os.environ.get('DEZERO_KR_TIMEOUT', '30'))
+        timeout = _timeout_from_env()
+    elif isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not 0 < timeout < float('inf'):
+        raise ValueError(f'get_file: timeout must be a positive number of seconds, got {timeout!r}')
     name = file_name if file_name is not None else _file_name_from_url(url)
     if not name or os.path.basename(name) != name or name in ('.', '..'):
         raise ValueError(f'file_name must be a plain file name, not {name!r}')
@@ -254,6 +246,7 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
 
     urls = [url, *mirrors]
     os.makedirs(os.path.dirname(target), exist_ok=True)
+    remove_stale_temp_files(os.path.dirname(target))  # .part files of killed downloads
     part = _temp_name(target)
     failures = []
     checksum_failures = 0

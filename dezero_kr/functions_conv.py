@@ -121,7 +121,9 @@ def im2col_array(img, kernel_size, stride, pad, to_matrix=True):
     out_hw = _out_hw('im2col', (H, W), kernel, stride, pad)
     view = _windows(_pad(img, pad), kernel, stride, out_hw)
     if to_matrix:
-        return view.transpose(0, 4, 5, 1, 2, 3).copy().reshape(N * out_hw[0] * out_hw[1], -1)
+        # explicit sizes, no -1: an empty batch (N = 0) cannot infer one
+        return view.transpose(0, 4, 5, 1, 2, 3).copy().reshape(N * out_hw[0] * out_hw[1],
+                                                                C * kernel[0] * kernel[1])
     return view.copy()
 
 
@@ -358,7 +360,8 @@ class Conv2DGradW(Function):
         col = _col(x, self.kernel_size, self.stride, self.pad, out_hw)
         # One (OC, P) @ (P, K) product per sample, then the batch sum: the
         # transposed operand goes to BLAS as a flag, nothing is copied.
-        gW = (gy.reshape(N, OC, -1) @ col.transpose(0, 2, 1)).sum(axis=0)
+        # (explicit OH*OW, no -1: an empty batch cannot infer it; its gW is the empty sum, 0)
+        gW = (gy.reshape(N, OC, out_hw[0] * out_hw[1]) @ col.transpose(0, 2, 1)).sum(axis=0)
         return gW.reshape((OC, C) + self.kernel_size)
 
     def backward(self, ggW):

@@ -7,11 +7,16 @@ reshape/transpose/indexing, sum/broadcast, matmul and max/min live in
 ``dezero_kr.core`` (Variable's operators need them); ``dezero_kr.functions``
 re-exports everything.
 """
+import warnings
+
 import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import (Config, Constant, Function, Variable, add_tangents, as_grad, as_variable,
                             broadcast_to, get_item, matmul, operands, reshape, sum, sum_to, transpose)
+
+# NumPy's own exception for a bad axis (a ValueError and an IndexError); moved in NumPy 2.
+_AxisError = getattr(np, 'exceptions', np).AxisError
 
 
 def _xp(x):
@@ -182,6 +187,52 @@ def abs(x):
     return Abs()(x)
 
 
+def mask_grad(g, mask):
+    """``g * mask``, with an exact 0 wherever ``mask`` is 0 even where ``g`` is inf or nan.
+
+    The one rule of the ops that route a gradient (or a tangent) through a
+    mask: ``relu``, ``clip``, ``where``, ``maximum``/``minimum``, ``masked_fill``,
+    in reverse and in forward mode alike.  A blocked element does not depend
+    on that input at all, so its derivative is 0, as PyTorch gives; the plain
+    product would make it ``0 * inf = nan``.  ``mask``: a bool array or weights
+    (0, 0.5, 1), broadcastable to ``g``.
+
+    Arrays: the product, repaired only when it holds a non-finite value (the
+    check is one BLAS dot over the product, a quarter of the product's time).
+    Variables (a graph is being recorded, or a tangent):
+    ``where(mask != 0, g * mask, 0)``, differentiable again.
+    """
+    is_bool = mask.dtype == bool
+    if isinstance(g, Variable):
+        if is_bool:
+            return where(mask, g, 0)
+        with np.errstate(invalid='ignore'):  # inf * 0 at a blocked element: where() drops it
+            weighted = g * mask
+        return where(mask != 0, weighted, 0)
+    out = g * mask
+    if out.dtype.kind in 'fc' and not _all_finite(out):
+        xp = _xp(out)
+        out = xp.where(~mask if is_bool else mask == 0, xp.zeros((), out.dtype), out)
+    return out
+
+
+def _all_finite(a):
+    """Whether ``a`` has no inf or nan.
+
+    Large float32/64 arrays: one BLAS dot ``a . a`` (about half the time of
+    ``isfinite(a).all()``).  It also overflows for finite values above ~1e19
+    (float32); then the caller's repair pass runs for nothing, which is still
+    correct, and the overflow is silenced (``errstate`` costs ~3 us, so small
+    arrays take the plain check instead).
+    """
+    xp = _xp(a)
+    if a.size >= 4096 and (a.dtype == np.float32 or a.dtype == np.float64):
+        flat = a.ravel(order='K')  # a view of a fresh product
+        with np.errstate(over='ignore', invalid='ignore'):
+            return bool(xp.isfinite(xp.dot(flat, flat)))
+    return bool(xp.isfinite(a).all())
+
+
 class Clip(Function):
     """y = clip(x, x_min, x_max); dL/dx = gy where x_min <= x <= x_max, else 0."""
     __slots__ = ('x_min', 'x_max')
@@ -195,13 +246,13 @@ class Clip(Function):
 
     def _mask(self):
         x = self.inputs[0].data
-        return ((x >= self.x_min) & (x <= self.x_max)).astype(x.dtype)
+        return (x >= self.x_min) & (x <= self.x_max)  # inclusive: slope 1 at the bounds, as PyTorch
 
     def backward(self, gy):
-        return as_grad(operands(gy)[0] * self._mask(), self.inputs[0])
+        return as_grad(mask_grad(operands(gy)[0], self._mask()), self.inputs[0])
 
     def jvp(self, dx):
-        return dx * self._mask()
+        return mask_grad(dx, self._mask())
 
 
 def clip(x, x_min, x_max):
@@ -232,13 +283,13 @@ class Maximum(Function):
     def backward(self, gy):
         x0, x1 = self.inputs
         w0, w1 = self._weights()
-        return sum_to(gy * w0, x0.shape), sum_to(gy * w1, x1.shape)
+        return sum_to(mask_grad(gy, w0), x0.shape), sum_to(mask_grad(gy, w1), x1.shape)
 
     def jvp(self, dx0, dx1):
         w0, w1 = self._weights()
         y_shape = self.outputs[0]().shape
-        t0 = None if dx0 is None else broadcast_to(dx0, y_shape) * w0
-        t1 = None if dx1 is None else broadcast_to(dx1, y_shape) * w1
+        t0 = None if dx0 is None else mask_grad(broadcast_to(dx0, y_shape), w0)
+        t1 = None if dx1 is None else mask_grad(broadcast_to(dx1, y_shape), w1)
         return add_tangents(t0, t1)
 
 
@@ -275,20 +326,20 @@ class Where(Function):
         return _xp(x0).where(self.condition, x0, x1)
 
     def _masks(self):
-        dtype = self.outputs[0]().data.dtype
-        c = self.condition.astype(dtype)
-        return c, 1 - c
+        y_shape = self.outputs[0]().shape
+        c = _xp(self.condition).broadcast_to(self.condition, y_shape)
+        return c, ~c
 
     def backward(self, gy):
         x0, x1 = self.inputs
         c0, c1 = self._masks()
-        return sum_to(gy * c0, x0.shape), sum_to(gy * c1, x1.shape)
+        return sum_to(mask_grad(gy, c0), x0.shape), sum_to(mask_grad(gy, c1), x1.shape)
 
     def jvp(self, dx0, dx1):
         c0, c1 = self._masks()
         y_shape = self.outputs[0]().shape
-        t0 = None if dx0 is None else broadcast_to(dx0, y_shape) * c0
-        t1 = None if dx1 is None else broadcast_to(dx1, y_shape) * c1
+        t0 = None if dx0 is None else mask_grad(broadcast_to(dx0, y_shape), c0)
+        t1 = None if dx1 is None else mask_grad(broadcast_to(dx1, y_shape), c1)
         return add_tangents(t0, t1)
 
 
@@ -308,10 +359,19 @@ def where(condition, x0, x1):
 # Shape helpers
 # =============================================================================
 def expand_dims(x, axis):
-    """Insert a length-1 axis at ``axis`` (a reshape)."""
+    """Insert a length-1 axis at ``axis`` (a reshape), as ``np.expand_dims``.
+
+    ``axis`` is an int in ``[-(ndim + 1), ndim]``; otherwise NumPy's ``AxisError``
+    (a ``ValueError``) naming the axis and the shape; a non-int axis is a ``TypeError``.
+    """
     x = as_variable(x)
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f'expand_dims: axis must be an int, got {axis!r} of type {type(axis).__name__}')
+    if not -(x.ndim + 1) <= axis <= x.ndim:
+        raise _AxisError(f'expand_dims: axis {axis} is out of bounds for the {x.ndim}-D input of shape '
+                         f'{x.shape} (valid: {-(x.ndim + 1)} to {x.ndim})')
     shape = list(x.shape)
-    shape.insert(axis % (x.ndim + 1) if axis < 0 else axis, 1)
+    shape.insert(axis % (x.ndim + 1) if axis < 0 else int(axis), 1)
     return reshape(x, tuple(shape))
 
 
@@ -364,9 +424,19 @@ def stack(xs, axis=0):
 # Reductions and linear maps
 # =============================================================================
 def average(x, axis=None, keepdims=False):
-    """Mean over ``axis``: ``sum(x, axis) * (y.size / x.size)``."""
+    """Mean over ``axis``: ``sum(x, axis) * (y.size / x.size)``; dL/dx = gy / count, broadcast.
+
+    As NumPy, the mean over no elements (an empty ``x``) is ``nan`` with a
+    ``RuntimeWarning`` ("Mean of empty slice"); an empty result stays empty.
+    """
     x = as_variable(x)
     y = sum(x, axis, keepdims)
+    if x.data.size == 0:  # 0 / 0 elements: NumPy's nan and warning, not ZeroDivisionError
+        if y.data.size == 0:
+            return y
+        warnings.warn('average: Mean of empty slice (the input has shape '
+                      f'{x.shape}); the result is nan, as NumPy\'s mean', RuntimeWarning, stacklevel=2)
+        return y * float('nan')
     return y * (y.data.size / x.data.size)
 
 

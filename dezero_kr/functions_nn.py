@@ -19,6 +19,7 @@ Two habits keep the hot paths fast without giving up higher-order gradients:
   function and the shapes in the error.
 """
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
                             get_item, matmul, operands, reshape, sum, sum_to, transpose)
-from dezero_kr.functions_math import clip, exp, log, mean, tanh
+from dezero_kr.functions_math import clip, exp, log, mask_grad, mean, tanh
 
 
 def _xp(x):
@@ -48,12 +49,22 @@ def _check_labels(fname, t, x_shape, n_classes):
     if t.shape != (n,):
         raise ValueError(f'{fname}: t has shape {t.shape} but x has shape {x_shape}; '
                          f'expected labels of shape ({n},)')
-    # One pass: viewed as unsigned, a negative label is huge, so max() < C checks both ends.
-    unsigned = t if t.dtype.kind == 'u' else t.view(f'u{t.dtype.itemsize}')
-    if t.size and unsigned.max() >= n_classes:
+    if t.size and not _labels_in_range(t, n_classes):
         raise ValueError(f'{fname}: labels must be in [0, {n_classes}) for x of shape {x_shape}, '
-                         f'got values from {t.min()} to {t.max()}')
+                         f'got values from {t.min()} to {t.max()} (dtype {t.dtype})')
     return t
+
+
+def _labels_in_range(t, n_classes):
+    """Whether every integer label is in ``[0, n_classes)``, checked on the values for any dtype."""
+    if t.dtype.kind == 'u':
+        return t.max() < n_classes
+    if n_classes <= 1 << (8 * t.dtype.itemsize - 1):
+        # One pass: viewed as unsigned, a negative label becomes >= 2**(bits-1) >= n_classes,
+        # so max() < n_classes checks both ends.  Only valid for n_classes that small:
+        # with 1000 classes an int8 -1 (255 unsigned) would pass, hence the two-sided check below.
+        return t.view(f'u{t.dtype.itemsize}').max() < n_classes
+    return t.min() >= 0 and t.max() < n_classes
 
 
 def _check_2d(fname, x):
@@ -84,6 +95,17 @@ class _Elementwise(Function):
 
     def jvp(self, dx):
         return dx * self._slope()
+
+
+class _Masking(_Elementwise):
+    """An elementwise op whose slope is a bool mask: blocked elements get an exact 0 (``mask_grad``)."""
+    __slots__ = ()
+
+    def backward(self, gy):
+        return as_grad(mask_grad(operands(gy)[0], self._slope()), self.inputs[0])
+
+    def jvp(self, dx):
+        return mask_grad(dx, self._slope())
 
 
 class Sigmoid(_Elementwise):
@@ -121,8 +143,9 @@ def sigmoid_simple(x):
     return 1 / (1 + exp(-x))
 
 
-class ReLU(_Elementwise):
-    """y = max(x, 0).  dL/dx = gy where x > 0, else 0 (0 at x == 0)."""
+class ReLU(_Masking):
+    """y = max(x, 0).  dL/dx = gy where x > 0, else exactly 0 (also at x == 0, as PyTorch, and
+    where gy is inf or nan: see ``mask_grad``)."""
     __slots__ = ()
 
     def forward(self, x):
@@ -280,7 +303,7 @@ def log_softmax(x, axis=1):
     return LogSoftmax(axis)(x)
 
 
-class MaskedFill(_Elementwise):
+class MaskedFill(_Masking):
     """y = value where mask else x (mask broadcast to x's shape).  dL/dx = gy where not mask, else 0.
 
     With ``value=-inf`` before ``softmax`` this is the causal-attention mask.
@@ -590,6 +613,9 @@ def dropout(x, dropout_ratio=0.5):
     Uses NumPy's global RNG (``np.random.seed`` makes it reproducible).
     """
     x = as_variable(x)
+    if isinstance(dropout_ratio, (bool, np.bool_)) or not isinstance(dropout_ratio, numbers.Real):
+        raise TypeError(f'dropout: dropout_ratio must be a real number in [0, 1), got {dropout_ratio!r} '
+                        f'of type {type(dropout_ratio).__name__}')
     if not 0 <= dropout_ratio < 1:
         raise ValueError(f'dropout: dropout_ratio must be in [0, 1), got {dropout_ratio}')
     if not Config.train or dropout_ratio == 0:

@@ -46,6 +46,7 @@ shell, no Python ``graphviz`` package) with a timeout.
 import collections
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -55,7 +56,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Function, Variable, array_types
-from dezero_kr.download import atomic_write
+from dezero_kr.fileio import atomic_write
 
 __all__ = ['get_dot_graph', 'plot_dot_graph', 'find_renderer', 'find_graphviz_pure',
            'RenderedGraph', 'GraphRenderError', 'RendererNotFoundError', 'RENDERER_ENV']
@@ -480,6 +481,9 @@ def _short_value(value, limit):
 # Newlines become DOT line breaks; other control characters show their code (\x07).
 _ESCAPES = {i: f'\\\\x{i:02x}' for i in [*range(32), 127]}
 _ESCAPES.update({ord('\\'): '\\\\', ord('"'): '\\"', ord('\n'): '\\n'})
+# A lone surrogate (e.g. a name decoded with errors='surrogateescape') cannot be
+# written as UTF-8: it shows its code (\udc80) instead of breaking the file.
+_ESCAPES.update({i: f'\\\\u{i:04x}' for i in range(0xD800, 0xE000)})
 
 
 def _escape(text):
@@ -630,19 +634,41 @@ def _run_renderer(exe, fmt, dot_path, path, timeout, kept):
     """
     cmd = [exe, f'-T{fmt}', dot_path]
     try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=timeout, check=False)
+        # Its own process group (session): on a timeout the whole group is
+        # killed, so a wrapper script's children (the real `dot`) stop too.
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        raise GraphRenderError(f'plot_dot_graph: could not run {exe}: {e}. {kept}') from None
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        _kill_group(proc)
         raise GraphRenderError(f'plot_dot_graph: {exe} took longer than {timeout} s to draw '
                                f'{path}; for a big graph pass max_depth= or collapse=True, or a '
                                f'larger timeout=. {kept}') from None
-    except OSError as e:
-        raise GraphRenderError(f'plot_dot_graph: could not run {exe}: {e}. {kept}') from None
-    if proc.returncode != 0 or not proc.stdout:
-        err = proc.stderr.decode('utf-8', 'replace').strip() or '(no message)'
+    except BaseException:  # KeyboardInterrupt: leave no renderer behind
+        _kill_group(proc)
+        raise
+    if proc.returncode != 0 or not stdout:
+        err = stderr.decode('utf-8', 'replace').strip() or '(no message)'
         raise GraphRenderError(f'plot_dot_graph: {" ".join(cmd)} failed with exit status '
                                f'{proc.returncode} while drawing {path}: {err}. {kept}')
-    return proc.stdout
+    return stdout
+
+
+def _kill_group(proc):
+    """SIGKILL the renderer's process group (just the renderer where there are none) and reap it."""
+    try:
+        if hasattr(os, 'killpg'):
+            os.killpg(proc.pid, signal.SIGKILL)  # start_new_session: pgid == pid
+        else:  # pragma: no cover - Windows has no process groups here
+            proc.kill()
+    except ProcessLookupError:
+        pass
+    proc.wait()
+    for pipe in (proc.stdout, proc.stderr):
+        pipe.close()
 
 
 def _write_text(path, text):

@@ -15,7 +15,6 @@ then created on the first forward pass from the input's shape (a "lazy"
 parameter whose ``data`` is None until then).
 """
 import math
-import os
 import weakref
 
 import numpy as np
@@ -23,7 +22,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import pair
 from dezero_kr.core import Parameter, reshape
-from dezero_kr.download import atomic_write
+from dezero_kr.fileio import check_array_for, existing_npz_path, read_npz, save_npz  # noqa: F401 (DeZero-era names)
 from dezero_kr.functions_math import linear, tanh
 from dezero_kr.functions_nn import batch_norm, embed_id, layer_norm, rms_norm, sigmoid
 
@@ -137,12 +136,17 @@ class Layer:
     def save_weights(self, path):
         """Write every parameter to an ``.npz`` file (keys = ``named_params`` paths).
 
-        The write is atomic: a temporary file in the same folder is renamed
-        over ``path`` only when complete, so a crash leaves the old file intact.
-        Arrays are copied to the host; a GPU model stays on the GPU.  A lazy
-        parameter that has no data yet is an error (run one forward pass first
-        or give the layer its input size).  ``.npz`` is appended if missing, as
+        The write is atomic (``fileio.atomic_write``): a temporary file in the
+        same folder is renamed over ``path`` only when complete, so a crash
+        leaves the old file intact, and temporary files left by killed
+        processes in that folder are removed.  Arrays are copied to the host;
+        a GPU model stays on the GPU.  ``.npz`` is appended if missing, as
         ``np.savez`` does.
+
+        Raises:
+            ValueError: a lazy parameter has no data yet (run one forward pass
+                first or give the layer its input size).
+            FileNotFoundError: the folder of ``path`` does not exist (named).
         """
         arrays = {}
         for key, param in self.named_params():
@@ -151,37 +155,39 @@ class Layer:
                                  f'creates it on the first forward pass); call the model once on an '
                                  f'input or pass the input size to the layer')
             arrays[key] = cuda.as_numpy(param.data)
-        save_npz(path, arrays)
+        save_npz(path, arrays, what='save_weights')
 
     def load_weights(self, path):
-        """Load an ``.npz`` written by ``save_weights`` (never unpickles).
+        """Load an ``.npz`` written by ``save_weights`` (never unpickles); all or nothing.
 
-        Every key must match a parameter path and every shape its parameter:
-        otherwise nothing is changed and the error names the keys and shapes.
-        Values are cast to each parameter's dtype and device; a lazy parameter
-        (data None) takes the stored array as it is.
+        Every key, shape and dtype conversion is checked before any parameter
+        changes: missing or unexpected keys, a shape that differs, strings,
+        objects, complex values into a real parameter, values that overflow
+        the parameter's dtype (1e300 into float32) or non-whole floats into an
+        integer parameter raise ``ValueError`` naming the key, the stored
+        dtype and the parameter's.  Values are converted to each parameter's
+        dtype and device; a lazy parameter (data None) takes the stored
+        (numeric) array as it is.
         """
         path = existing_npz_path(path)
         targets = {}
         self._flatten_params(targets)
-        with np.load(path, allow_pickle=False) as npz:
-            stored = list(npz.files)
-            missing = [k for k in targets if k not in npz.files]
-            extra = [k for k in stored if k not in targets]
-            if missing or extra:
-                raise ValueError(f'load_weights: {path} does not match {type(self).__name__}: '
-                               f'missing keys {missing}, unexpected keys {extra}')
-            arrays = {k: npz[k] for k in targets}
+        stored = read_npz(path)
+        missing = [k for k in targets if k not in stored]
+        extra = [k for k in stored if k not in targets]
+        if missing or extra:
+            raise ValueError(f'load_weights: {path} does not match {type(self).__name__}: '
+                             f'missing keys {missing}, unexpected keys {extra}')
+        new = {}
         for key, param in targets.items():
-            if param.data is not None and arrays[key].shape != param.data.shape:
-                raise ValueError(f'load_weights: {key!r} has shape {arrays[key].shape} in {path} but '
-                                 f'the parameter has shape {param.data.shape}')
-        for key, param in targets.items():
+            a = stored[key]
             if param.data is None:
-                param.data = arrays[key]
+                new[key] = check_array_for(a, a.dtype, None, 'load_weights', key, path)
             else:
-                xp = cuda.get_array_module(param.data)
-                param.data = xp.asarray(arrays[key], dtype=param.data.dtype)
+                a = check_array_for(a, param.data.dtype, param.data.shape, 'load_weights', key, path)
+                new[key] = cuda.get_array_module(param.data).asarray(a)
+        for key, param in targets.items():
+            param.data = new[key]
 
 
 def _weak(x):
@@ -191,21 +197,12 @@ def _weak(x):
         return lambda: x
 
 
-def save_npz(path, arrays):
-    """``np.savez(path, **arrays)`` written atomically (``.npz`` appended if missing, as NumPy does)."""
-    path = os.fspath(path)
-    if not path.endswith('.npz'):
-        path += '.npz'
-    with atomic_write(path) as f:
-        np.savez(f, **arrays)
-
-
-def existing_npz_path(path):
-    """``path``, or ``path + '.npz'`` when only that exists (the name ``save_npz`` wrote)."""
-    path = os.fspath(path)
-    if not os.path.exists(path) and os.path.exists(path + '.npz'):
-        return path + '.npz'
-    return path
+def _check_size(layer, name, value):
+    """A layer size must be a positive int (``Linear(-3)`` would fail later inside NumPy)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f'{layer}: {name} must be a positive int, got {value!r} of type {type(value).__name__}')
+    if value < 1:
+        raise ValueError(f'{layer}: {name} must be a positive int, got {value}')
 
 
 def _init_weight(shape, fan_in, dtype, xp):
@@ -225,6 +222,9 @@ class Linear(Layer):
 
     def __init__(self, out_size, nobias=False, dtype=np.float32, in_size=None):
         super().__init__()
+        _check_size('Linear', 'out_size', out_size)
+        if in_size is not None:
+            _check_size('Linear', 'in_size', in_size)
         self.in_size = in_size
         self.out_size = out_size
         self.dtype = dtype
@@ -259,6 +259,9 @@ class Conv2d(Layer):
     def __init__(self, out_channels, kernel_size, stride=1, pad=0, nobias=False, dtype=np.float32,
                  in_channels=None):
         super().__init__()
+        _check_size(type(self).__name__, 'out_channels', out_channels)
+        if in_channels is not None:
+            _check_size(type(self).__name__, 'in_channels', in_channels)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size

@@ -26,7 +26,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Parameter, Variable
-from dezero_kr.layers import existing_npz_path, save_npz
+from dezero_kr.fileio import check_array_for, read_npz, save_npz
 
 
 # =============================================================================
@@ -50,7 +50,13 @@ class Optimizer:
         self._state = {}  # Parameter -> {slot name: array}
 
     def setup(self, target):
-        """Optimise ``target``'s parameters (a Layer/Model, or anything with ``params()``); returns self."""
+        """Optimise ``target``'s parameters (a Layer/Model, or anything with ``params()``); returns self.
+
+        Raises ``TypeError`` naming ``target`` when it has no ``params()`` method.
+        """
+        if not callable(getattr(target, 'params', None)):
+            raise TypeError(f'{type(self).__name__}.setup: target must be a Layer/Model (anything with '
+                            f'a params() method), got {target!r} of type {type(target).__name__}')
         self.target = target
         return self
 
@@ -108,8 +114,12 @@ class Optimizer:
     def load_state_dict(self, d):
         """Restore what ``state_dict`` returned, into this optimizer's (possibly new) target.
 
-        Checks everything first (unknown parameter paths or slot names, shape
-        mismatches raise naming them) and only then replaces the state.
+        All or nothing: everything is checked first (unknown parameter paths,
+        slot names or hyper-parameters, shapes, and each array's conversion to
+        its parameter's dtype, see ``fileio.check_array_for``: no strings,
+        objects, complex into real or overflow) and raises ``ValueError``
+        naming the key; only then are ``t``, the hyper-parameters and the
+        state replaced.
         """
         what = f'{type(self).__name__}.load_state_dict'
         if self.target is None:
@@ -124,21 +134,25 @@ class Optimizer:
             if param.data is None:
                 raise ValueError(f'{what}: parameter {key!r} is not initialised yet; run the model once')
             new_state[param] = {}
+            xp = cuda.get_array_module(param.data)
             for name, a in slots.items():
                 if name not in self.slots:
                     raise ValueError(f'{what}: unknown state {name!r} for parameter {key!r} '
                                      f'({type(self).__name__} keeps {list(self.slots)})')
-                if a.shape != param.data.shape:
-                    raise ValueError(f'{what}: state {key!r}/{name} has shape {a.shape} but the '
-                                     f'parameter has shape {param.data.shape}')
-                xp = cuda.get_array_module(param.data)
-                new_state[param][name] = xp.array(a, dtype=param.data.dtype)
-        unknown = [n for n in d.get('hyperparams', {}) if n not in self.hyperparams]
-        if unknown:
-            raise ValueError(f'{what}: unknown hyperparameters {unknown} for {type(self).__name__}')
-        self.t = int(d['t'])
+                a = check_array_for(a, param.data.dtype, param.data.shape, what, f'{key}/{name}', 'the state')
+                new_state[param][name] = xp.asarray(a)
+        hyper = {}
         for name, value in d.get('hyperparams', {}).items():
-            setattr(self, name, float(value))
+            if name not in self.hyperparams:
+                raise ValueError(f'{what}: unknown hyperparameter {name!r} for {type(self).__name__} '
+                                 f'(it has {list(self.hyperparams)})')
+            hyper[name] = _real_scalar(value, what, f'hyperparams/{name}')
+        t = _real_scalar(d['t'], what, 't')
+        if t != int(t) or t < 0:
+            raise ValueError(f'{what}: t must be a whole number >= 0, got {d["t"]!r}')
+        self.t = int(t)
+        for name, value in hyper.items():
+            setattr(self, name, value)
         self._state = new_state
 
     def save(self, path):
@@ -150,23 +164,40 @@ class Optimizer:
         for key, slots in d['state'].items():
             for name, a in slots.items():
                 arrays[f'state/{key}/{name}'] = a
-        save_npz(path, arrays)
+        save_npz(path, arrays, what=f'{type(self).__name__}.save')
 
     def load(self, path):
-        """Restore a file written by ``save`` (``allow_pickle=False``)."""
-        path = existing_npz_path(path)
-        with np.load(path, allow_pickle=False) as npz:
-            kind = str(npz['optimizer']) if 'optimizer' in npz.files else None
-            if kind != type(self).__name__:
-                raise ValueError(f'{type(self).__name__}.load: {path} holds the state of {kind}')
-            d = {'t': int(npz['t']), 'hyperparams': {}, 'state': {}}
-            for name in npz.files:
-                if name.startswith('hyperparams/'):
-                    d['hyperparams'][name.split('/', 1)[1]] = float(npz[name])
-                elif name.startswith('state/'):
-                    key, slot = name[len('state/'):].rsplit('/', 1)
-                    d['state'].setdefault(key, {})[slot] = npz[name]
+        """Restore a file written by ``save`` (``allow_pickle=False``); all or nothing, as ``load_state_dict``."""
+        what = f'{type(self).__name__}.load'
+        stored = read_npz(path)
+        kind = stored.get('optimizer')
+        kind = str(kind) if kind is not None and kind.dtype.kind == 'U' and kind.ndim == 0 else None
+        if kind != type(self).__name__:
+            raise ValueError(f'{what}: {path} holds the state of {kind}, not {type(self).__name__}')
+        if 't' not in stored:
+            raise ValueError(f'{what}: {path} has no step count t')
+        d = {'t': stored['t'], 'hyperparams': {}, 'state': {}}
+        for name, a in stored.items():
+            if name.startswith('hyperparams/'):
+                d['hyperparams'][name.split('/', 1)[1]] = a
+            elif name.startswith('state/'):
+                key, slot = name[len('state/'):].rsplit('/', 1)
+                d['state'].setdefault(key, {})[slot] = a
+            elif name not in ('optimizer', 't'):
+                raise ValueError(f'{what}: {path} has an unexpected entry {name!r}')
         self.load_state_dict(d)
+
+
+def _real_scalar(value, what, key):
+    """``value`` as a Python float if it is one real number (not a string, bool array, complex)."""
+    a = np.asarray(value)
+    if a.ndim != 0 or a.dtype.kind not in 'iuf' and not isinstance(value, (int, float)):
+        raise ValueError(f'{what}: {key} must be one real number, got {value!r} '
+                         f'({a.dtype} {a.shape})')
+    v = float(a)
+    if not np.isfinite(v):
+        raise ValueError(f'{what}: {key} must be finite, got {v}')
+    return v
 
 
 # =============================================================================
@@ -398,9 +429,24 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
-    """Adam with decoupled weight decay (Loshchilov & Hutter; as PyTorch's AdamW):
-    ``param <- param (1 - alpha weight_decay)`` and then the Adam step.  The
-    decay does not go through the gradient, so it is not rescaled by ``v``.
+    """Adam with decoupled weight decay (Loshchilov & Hutter), step for step ``torch.optim.AdamW``.
+
+    At update ``t`` with ``lr = alpha`` and ``wd = weight_decay``::
+
+        param <- param (1 - lr wd)                      # decay first, not through the gradient
+        m <- m + (1 - b1)(g - m)                          # torch: exp_avg.lerp_(g, 1 - b1)
+        v <- b2 v + (1 - b2) g^2
+        param <- param - (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+
+    ``eps`` is added *after* the bias correction of ``v`` (PyTorch's
+    placement), unlike ``Adam``, which keeps DeZero's ``lr_t m / (sqrt(v) +
+    eps)``; the two differ when ``sqrt(v_hat)`` is not much larger than
+    ``eps``.  With ``weight_decay=0`` this is ``torch.optim.Adam``.  ``lr``
+    (the property) is still Adam's combined factor and is not what AdamW
+    uses; schedules set ``alpha``.  State ``m``, ``v`` has the parameter's
+    dtype.  ``t`` is the optimizer's update count, as for every optimizer
+    here; PyTorch counts steps per parameter, so the two differ only for a
+    parameter that had no gradient on some updates (it was skipped there).
     """
     hyperparams = Adam.hyperparams + ('weight_decay',)
 
@@ -409,6 +455,20 @@ class AdamW(Adam):
         self.weight_decay = weight_decay
 
     def update_one(self, param):
-        if self.weight_decay:
-            param.data *= 1 - self.alpha * self.weight_decay
-        super().update_one(param)
+        self._adamw_step(param, self.weight_decay)
+
+    def _adamw_step(self, param, weight_decay):
+        """One torch-AdamW update of ``param`` with this ``weight_decay`` (0: no decay, e.g. for biases)."""
+        xp = cuda.get_array_module(param.data)
+        g = param.grad.data
+        if weight_decay:
+            param.data *= 1 - self.alpha * weight_decay
+        m, v = self._slot(param, 'm'), self._slot(param, 'v')
+        m += (1 - self.beta1) * (g - m)
+        v *= self.beta2
+        v += (1 - self.beta2) * (g * g)
+        t = max(self.t, 1)
+        denom = xp.sqrt(v)
+        denom /= math.sqrt(1 - self.beta2 ** t)
+        denom += self.eps
+        param.data -= (self.alpha / (1 - self.beta1 ** t)) * (m / denom)

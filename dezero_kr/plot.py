@@ -20,7 +20,7 @@ import os
 import numpy as np
 
 from . import cuda
-from .download import atomic_write
+from .fileio import atomic_write
 
 __all__ = ['plot_curves', 'plot_decision_boundary', 'plot_digits_grid', 'plot_image_grid']
 

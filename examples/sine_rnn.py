@@ -35,7 +35,7 @@ import dezero_kr.functions as F
 import dezero_kr.layers as L
 from dezero_kr import SeqDataLoader, no_grad
 from dezero_kr.datasets import SinCurve
-from dezero_kr.download import atomic_write
+from dezero_kr.fileio import atomic_write
 from dezero_kr.grad_clip import clip_grad_norm
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam

@@ -258,3 +258,62 @@ def test_atomic_write_replaces_only_on_success(tmp_path):
             raise RuntimeError('boom')
     assert target.read_text() == 'first'
     assert os.listdir(target.parent) == ['out.txt']
+
+
+# -----------------------------------------------------------------------------
+# short bodies are never cached; the timeout variable is checked
+# -----------------------------------------------------------------------------
+def test_truncated_body_without_digest_is_never_cached(server, cache):
+    server.routes['/data.bin'] = truncated(BODY, sent=5000)
+    with pytest.raises(DownloadError, match=f'connection closed after 5000 of {len(BODY)} bytes'):
+        get_file(server.url('/data.bin'), progress=False)  # no sha256: only the length can tell
+    assert os.listdir(cache) == []
+    server.routes['/data.bin'] = serve(BODY)  # the server is fixed: the next call downloads again
+    path = get_file(server.url('/data.bin'), progress=False)
+    assert open(path, 'rb').read() == BODY
+
+
+def _partial_without_length(body, sent):
+    """Route: a 206 that names the range and total (Content-Range) but no Content-Length, cut short."""
+    def route(handler):
+        start = int(handler.headers['Range'][len('bytes='):].rstrip('-'))
+        handler.send_response(206)
+        handler.send_header('Content-Range', f'bytes {start}-{len(body) - 1}/{len(body)}')
+        handler.end_headers()
+        handler.wfile.write(body[start:start + sent])
+    return route
+
+
+def test_resumed_body_is_checked_against_the_content_range_total(server, cache):
+    server.routes['/data.bin'] = sequence(truncated(BODY, sent=3000), _partial_without_length(BODY, 2000))
+    with pytest.raises(DownloadError, match=f'connection closed after 5000 of {len(BODY)} bytes'):
+        get_file(server.url('/data.bin'), progress=False)
+    assert os.listdir(cache) == []
+
+
+@pytest.mark.parametrize('value', ['abc', '0', '-5', 'nan', ''])
+def test_bad_timeout_variable_is_named(server, cache, monkeypatch, value):
+    server.routes['/data.bin'] = serve(BODY)
+    monkeypatch.setenv('DEZERO_KR_TIMEOUT', value)
+    with pytest.raises(ValueError, match=f"get_file: the environment variable DEZERO_KR_TIMEOUT must be a "
+                                         f"positive number of seconds, got '{value}'"):
+        get_file(server.url('/data.bin'), progress=False)
+    assert server.requests == []
+
+
+def test_bad_timeout_argument():
+    with pytest.raises(ValueError, match="get_file: timeout must be a positive number of seconds, got 0"):
+        get_file('http://127.0.0.1:9/x.bin', timeout=0)
+
+
+def test_download_removes_temp_files_of_dead_processes(server, cache):
+    import subprocess
+    import sys
+    proc = subprocess.Popen([sys.executable, '-c', 'pass'])
+    proc.wait()
+    cache.mkdir()
+    stale = cache / f'.data.bin.{proc.pid}.0123abcd.part'
+    stale.write_bytes(b'half a download')
+    server.routes['/data.bin'] = serve(BODY)
+    get_file(server.url('/data.bin'), progress=False)
+    assert os.listdir(cache) == ['data.bin']

@@ -529,3 +529,31 @@ def test_error_bad_pool_and_deconv_args():
         deconv2d(randn(1, 1, 3, 3), randn(1, 1, 3, 3), stride=2, pad=1, outsize=(9, 9))
     with pytest.raises(ValueError, match=r'col2im: col has shape \(5, 4\), expected \(16, 4\)'):
         col2im_array(randn(5, 4), (1, 1, 5, 5), 2, 1, 0)
+
+
+# =============================================================================
+# An empty batch: forward works, backward gives zero gradients of the right shapes
+# =============================================================================
+@pytest.mark.parametrize('op', ['conv2d', 'conv2d_simple', 'deconv2d', 'pooling', 'pooling_simple',
+                                'average_pooling'])
+def test_empty_batch_forward_and_zero_gradients(op):
+    rs = np.random.default_rng(0)
+    x = Variable(np.zeros((0, 3, 5, 5)))
+    W = Variable(rs.normal(size=(3, 4, 3, 3) if op == 'deconv2d' else (4, 3, 3, 3)))
+    b = Variable(rs.normal(size=4))
+    calls = {'conv2d': lambda: conv2d(x, W, b, stride=2, pad=1),
+             'conv2d_simple': lambda: conv2d_simple(x, W, b, stride=2, pad=1),
+             'deconv2d': lambda: deconv2d(x, W, b, stride=2, pad=1),
+             'pooling': lambda: pooling(x, 2, 2),
+             'pooling_simple': lambda: pooling_simple(x, 2, 2),
+             'average_pooling': lambda: average_pooling(x, 2, 2)}
+    x.data = np.zeros((1, 3, 5, 5))
+    one = calls[op]().shape  # the same op on one sample gives the expected output shape
+    x.data = np.zeros((0, 3, 5, 5))
+    y = calls[op]()
+    assert y.shape == (0,) + one[1:]
+    y.backward()  # the seed is an empty array of ones
+    assert x.grad.shape == (0, 3, 5, 5)
+    if op.startswith(('conv', 'deconv')):
+        assert W.grad.shape == W.shape and not W.grad.data.any()  # empty sums: exactly 0
+        assert b.grad.shape == (4,) and not b.grad.data.any()

@@ -162,3 +162,41 @@ def test_linear_with_batch_axes():
     np.testing.assert_allclose(F.linear(Variable(x), Variable(W), Variable(b)).data, x @ W + b)
     check_backward(F.linear, x, W, b)
     check_double_backward(lambda x, W, b: F.linear(x, W, b) ** 2, x, W, b)
+
+
+# =============================================================================
+# Argument checks: expand_dims axis, mean of nothing
+# =============================================================================
+@pytest.mark.parametrize('axis', [3, 10, -4, -10])
+def test_expand_dims_out_of_range_axis_is_numpys_axis_error(axis):
+    x = Variable(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=rf'expand_dims: axis {axis} is out of bounds for the 2-D input of '
+                                         rf'shape \(2, 3\) \(valid: -3 to 2\)') as info:
+        F.expand_dims(x, axis)
+    assert isinstance(info.value, getattr(np, 'exceptions', np).AxisError)
+    with pytest.raises(getattr(np, 'exceptions', np).AxisError):
+        np.expand_dims(x.data, axis)  # the same verdict as NumPy
+
+
+@pytest.mark.parametrize('axis', [0, 1, 2, -1, -2, -3])
+def test_expand_dims_valid_axes_match_numpy(axis):
+    x = np.arange(6.0).reshape(2, 3)
+    assert F.expand_dims(x, axis).shape == np.expand_dims(x, axis).shape
+    with pytest.raises(TypeError, match=r"expand_dims: axis must be an int, got 1.0"):
+        F.expand_dims(x, 1.0)
+
+
+def test_mean_of_an_empty_array_is_nan_with_numpys_warning():
+    x = Variable(np.zeros((0, 3)))
+    with pytest.warns(RuntimeWarning, match='Mean of empty slice'):
+        y = F.mean(x)
+    assert np.isnan(y.data) and y.shape == ()
+    y.backward()
+    assert x.grad.shape == (0, 3)
+    with pytest.warns(RuntimeWarning, match='Mean of empty slice'):
+        y0 = F.mean(x, axis=0)
+    with pytest.warns(RuntimeWarning):
+        ref = np.mean(x.data, axis=0)
+    np.testing.assert_array_equal(y0.data, ref)  # [nan nan nan]
+    y1 = F.mean(x, axis=1)  # nothing to average, nothing to warn about: empty, as NumPy
+    assert y1.shape == (0,) == np.mean(x.data, axis=1).shape

@@ -527,3 +527,44 @@ def test_backward_without_create_graph_builds_no_graph():
     loss.backward()
     assert x.grad.creator is None
     assert Config.enable_backprop
+
+
+# =============================================================================
+# Class labels are checked on their values, for every integer dtype
+# =============================================================================
+@pytest.mark.parametrize('dtype', [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16])
+@pytest.mark.parametrize('n_classes', [3, 300, 40000])
+def test_negative_or_too_large_labels_are_refused_for_every_dtype(dtype, n_classes):
+    x = np.zeros((1, n_classes))
+    info = np.iinfo(dtype)
+    bad = [v for v in (-1, info.min, n_classes, info.max) if info.min <= v <= info.max and not 0 <= v < n_classes]
+    for value in bad:
+        t = np.array([value], dtype=dtype)
+        for fname, call in [('softmax_cross_entropy', lambda: N.softmax_cross_entropy(x, t)),
+                            ('softmax_cross_entropy_simple', lambda: N.softmax_cross_entropy_simple(x, t)),
+                            ('cross_entropy', lambda: N.cross_entropy(N.softmax(x), t)),
+                            ('accuracy', lambda: N.accuracy(x, t))]:
+            with pytest.raises(ValueError, match=rf'{fname}: labels must be in \[0, {n_classes}\) .* '
+                                                 rf'got values from {value} to {value} \(dtype {np.dtype(dtype)}\)'):
+                call()
+    # the largest valid label of the dtype works (and gives the exact loss log C)
+    top = min(n_classes - 1, info.max)
+    loss = N.softmax_cross_entropy(x, np.array([top], dtype=dtype))
+    assert float(loss.data) == pytest.approx(math.log(n_classes), rel=1e-12)
+
+
+def test_int8_minus_one_is_not_the_last_class():
+    # The reported case: 1000 classes, int8 label -1 was read as class 999.
+    x = np.zeros((1, 1000))
+    x[0, 999] = 5.0
+    with pytest.raises(ValueError, match=r'softmax_cross_entropy: labels must be in \[0, 1000\)'):
+        N.softmax_cross_entropy(x, np.array([-1], np.int8))
+
+
+@pytest.mark.parametrize('ratio', ['0.5', None, True, [0.5]])
+def test_dropout_ratio_must_be_a_number(ratio):
+    with pytest.raises(TypeError, match=r'dropout: dropout_ratio must be a real number in \[0, 1\), got '):
+        N.dropout(np.ones(3), ratio)
+    with pytest.raises(ValueError, match=r'dropout: dropout_ratio must be in \[0, 1\), got 1.5'):
+        N.dropout(np.ones(3), 1.5)
+    assert N.dropout(np.ones(3), np.float32(0.0)).data.tolist() == [1, 1, 1]

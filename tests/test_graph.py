@@ -687,3 +687,46 @@ def test_make_graphs_writes_every_picture(tmp_path):
         nodes, _ = nodes_and_edges((out / f'{stem}.dot').read_text(encoding='utf-8'))
         assert svg_nodes(out / f'{stem}.svg')[1] == len(nodes)
     assert os.listdir(tmp_path) == ['graphs']  # its temporary folder is gone
+
+
+def test_renderer_timeout_kills_the_wrappers_children(tmp_path, monkeypatch):
+    # A `dot` wrapper (as some installations have) that starts the real renderer
+    # as its child; the child records its pid and would run for a minute.
+    pid_file = tmp_path / 'child.pid'
+    wrapper = fake_renderer(tmp_path, (
+        'import subprocess\n'
+        f'child = subprocess.Popen([sys.executable, "-c", "import os, time; '
+        f'open({str(pid_file)!r}, \\"w\\").write(str(os.getpid())); time.sleep(60)"])\n'
+        'child.wait()'))
+    monkeypatch.setenv('DEZERO_KR_DOT', wrapper)
+    start = time.perf_counter()
+    with pytest.raises(GraphRenderError, match='longer than 4 s'):
+        plot_dot_graph(Variable(np.ones(1)), to_file=tmp_path / 'g.png', timeout=4)
+    assert time.perf_counter() - start < 10
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child), 'the wrapper\'s child renderer is still running'
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A killed child of the (also killed) wrapper is re-parented and reaped by
+    # init; until then it is a zombie, which counts as dead.
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().split(')')[-1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
+
+
+def test_lone_surrogate_in_a_name_is_shown_by_its_code(tmp_path):
+    v = Variable(np.zeros(2), name='bad\udc80name')
+    text = get_dot_graph(v, verbose=False)
+    assert 'label="bad\\\\udc80name"' in text
+    out = plot_dot_graph(v, to_file=tmp_path / 'g.dot')
+    assert 'bad\\\\udc80name' in open(out, encoding='utf-8').read()

@@ -381,3 +381,23 @@ def test_linear_first_order_fast_path_equals_the_recorded_backward():
         grads.append([x.grad.data, layer.W.grad.data, layer.b.grad.data])
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-15)
+
+
+@pytest.mark.parametrize('make, match', [
+    (lambda: L.Linear(-3), r'Linear: out_size must be a positive int, got -3'),
+    (lambda: L.Linear(0), r'Linear: out_size must be a positive int, got 0'),
+    (lambda: L.Linear(3, in_size=-1), r'Linear: in_size must be a positive int, got -1'),
+    (lambda: L.Conv2d(-8, 3), r'Conv2d: out_channels must be a positive int, got -8'),
+    (lambda: L.Deconv2d(4, 3, in_channels=0), r'Deconv2d: in_channels must be a positive int, got 0'),
+])
+def test_layer_sizes_must_be_positive(make, match):
+    with pytest.raises(ValueError, match=match):
+        make()
+
+
+def test_layer_size_types():
+    with pytest.raises(TypeError, match=r"Linear: out_size must be a positive int, got '3' of type str"):
+        L.Linear('3')
+    with pytest.raises(TypeError, match=r'Linear: out_size must be a positive int, got 3.0 of type float'):
+        L.Linear(3.0)
+    assert L.Linear(np.int64(3), in_size=np.int32(2)).W.shape == (2, 3)

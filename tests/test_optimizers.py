@@ -77,14 +77,25 @@ def rmsprop(p, g, st, t):
     return p - 0.01 * g / (np.sqrt(st['v']) + 1e-8)
 
 
-def adam(p, g, st, t, wd=0.0):
+def adam(p, g, st, t):
     m = 0.9 * _zeros(st, 'm', p) + 0.1 * g
     v = 0.999 * _zeros(st, 'v', p) + 0.001 * g * g
     st['m'], st['v'] = m, v
-    p = p * (1 - 0.01 * wd)
     mhat, vhat = m / (1 - 0.9 ** t), v / (1 - 0.999 ** t)
     # DeZero adds eps outside the bias correction: lr * m / (sqrt(v) + eps)
     return p - 0.01 * mhat / (np.sqrt(vhat) + 1e-8 / math.sqrt(1 - 0.999 ** t))
+
+
+def torch_adamw(lr, wd, b1=0.9, b2=0.999, eps=1e-8):
+    """torch.optim.AdamW as its documentation states the algorithm (amsgrad=False, maximize=False)."""
+    def rule(p, g, st, t):
+        p = p - lr * wd * p                      # theta_t <- theta_{t-1} - gamma lambda theta_{t-1}
+        m = b1 * _zeros(st, 'm', p) + (1 - b1) * g
+        v = b2 * _zeros(st, 'v', p) + (1 - b2) * g * g
+        st['m'], st['v'] = m, v
+        mhat, vhat = m / (1 - b1 ** t), v / (1 - b2 ** t)
+        return p - lr * mhat / (np.sqrt(vhat) + eps)
+    return rule
 
 
 CASES = [
@@ -94,7 +105,11 @@ CASES = [
     ('AdaDelta', lambda: O.AdaDelta(), adadelta),
     ('RMSprop', lambda: O.RMSprop(), rmsprop),
     ('Adam', lambda: O.Adam(alpha=0.01), adam),
-    ('AdamW', lambda: O.AdamW(alpha=0.01, weight_decay=0.1), lambda p, g, st, t: adam(p, g, st, t, wd=0.1)),
+    ('AdamW', lambda: O.AdamW(alpha=0.01, weight_decay=0.1), torch_adamw(0.01, 0.1)),
+    # a large eps: where PyTorch's placement (after the bias correction) and DeZero's differ most
+    ('AdamW-eps', lambda: O.AdamW(alpha=0.05, beta2=0.95, eps=0.1, weight_decay=0.3),
+     torch_adamw(0.05, 0.3, b2=0.95, eps=0.1)),
+    ('AdamW-no-decay', lambda: O.AdamW(alpha=0.01, eps=1e-3, weight_decay=0), torch_adamw(0.01, 0, eps=1e-3)),
 ]
 
 
@@ -128,6 +143,19 @@ def test_defaults_and_adam_lr_property():
     assert O.AdamW().weight_decay == 0.01
     adam.t = 3
     assert adam.lr == pytest.approx(0.001 * math.sqrt(1 - 0.999 ** 3) / (1 - 0.9 ** 3), rel=1e-15)
+
+
+def test_adam_keeps_dezero_eps_and_differs_from_adamw_without_decay():
+    # Same hyper-parameters, weight_decay=0: Adam is DeZero's, AdamW is torch's; with eps
+    # near sqrt(v_hat) the two placements give visibly different steps.
+    a = _run(O.Adam(alpha=0.01, eps=0.05), steps=1)
+    w = _run(O.AdamW(alpha=0.01, eps=0.05, weight_decay=0), steps=1)
+    g = GRADS[0][0]
+    bc2 = math.sqrt(1 - 0.999)
+    np.testing.assert_allclose(a.p.data, [1, -2, 3] - 0.01 * bc2 / 0.1 * (0.1 * g) / (np.abs(g) * bc2 + 0.05),
+                               rtol=1e-13)
+    np.testing.assert_allclose(w.p.data, [1, -2, 3] - 0.01 * g / (np.abs(g) + 0.05), rtol=1e-13)
+    assert np.max(np.abs(a.p.data - w.p.data)) > 1e-3
 
 
 def test_adamw_decay_is_decoupled_from_the_gradient():
@@ -309,7 +337,7 @@ def test_load_state_errors_name_paths_and_shapes():
             super().__init__()
             self.p = Parameter(np.zeros(4))
 
-    with pytest.raises(ValueError, match=r"state 'p'/v has shape \(3,\) but the parameter has shape \(4,\)"):
+    with pytest.raises(ValueError, match=r"'p/v' has shape \(3,\) .* the parameter has shape \(4,\)"):
         O.MomentumSGD().setup(Other()).load_state_dict(d)
     with pytest.raises(ValueError, match="the state has parameter 'q', which the target does not have"):
         O.MomentumSGD().setup(Other()).load_state_dict({'t': 1, 'state': {'q': d['state']['q']}})

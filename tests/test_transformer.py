@@ -3,10 +3,12 @@ mask, the GPT model (errors, parameter count, dtype, sampling, training, checkpo
 microgpt equivalence and the examples/gpt/train.py script."""
 import importlib.util
 import io
+import json
 import math
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 from contextlib import redirect_stdout
@@ -416,7 +418,7 @@ def test_checkpoint_round_trip_and_exact_resume(tmp_path):
         full = train_script.main(['--fast', '--steps', '12', '--samples', '3'])
         a = str(tmp_path / 'a')
         train_script.main(['--fast', '--steps', '12', '--ckpt', a, '--stop-after', '5', '--samples', '1'])
-        assert (tmp_path / 'a' / 'model.npz').exists() and (tmp_path / 'a' / 'optimizer.npz').exists()
+        assert sorted(n.split('.')[0] for n in os.listdir(tmp_path / 'a')) == ['checkpoint', 'model', 'optimizer']
         resumed = train_script.main(['--fast', '--ckpt', a, '--resume', '--samples', '3'])
     assert resumed['optimizer'].t == full['optimizer'].t == 12
     for (k1, p1), (k2, p2) in zip(full['model'].named_params(), resumed['model'].named_params()):
@@ -512,3 +514,113 @@ def test_scalar_engine_backward_is_iterative_and_accumulates():
         y = y * 1.0 + 0.0
     y.backward()
     assert x.grad == 1.0
+
+
+# =============================================================================
+# examples/gpt/train.py checkpoints: one atomic unit; --resume exact or refused
+# =============================================================================
+TRAIN = str(ROOT / 'examples' / 'gpt' / 'train.py')
+KILL_RUN = ['--fast', '--steps', '60', '--save-every', '1', '--samples', '1', '--log-every', '1000']
+
+
+def _train_process(folder, resume):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.Popen([sys.executable, TRAIN, *KILL_RUN, '--ckpt', str(folder)]
+                            + (['--resume'] if resume else []),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+
+
+def _checkpoint_arrays(folder):
+    manifest = train_script.read_manifest(str(folder))
+    out = {'step': manifest['step'], 'rng': manifest['rng'], 'np_random': manifest['np_random']}
+    for kind, part in manifest['parts'].items():
+        with np.load(folder / part['file'], allow_pickle=False) as f:
+            out.update({f'{kind}:{k}': f[k] for k in f.files})
+    return out
+
+
+def test_sigkill_at_random_points_then_resume_continues_exactly(tmp_path):
+    ref = _train_process(tmp_path / 'ref', resume=False)
+    assert ref.wait(timeout=120) == 0, ref.stderr.read().decode()[-2000:]
+    expected = _checkpoint_arrays(tmp_path / 'ref')
+    assert expected['step'] == 60
+
+    folder = tmp_path / 'killed'
+    chooser = np.random.default_rng(11)
+    steps_seen = []
+    for _ in range(6):  # bounded: ~1 s each
+        has_ckpt = (folder / 'checkpoint.json').exists()
+        proc = _train_process(folder, resume=has_ckpt)
+        try:
+            proc.wait(timeout=float(chooser.uniform(0.5, 1.3)))
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        else:
+            assert proc.returncode == 0, proc.stderr.read().decode()[-2000:]
+        proc.stderr.close()
+        if (folder / 'checkpoint.json').exists():
+            steps_seen.append(train_script.read_manifest(str(folder))['step'])  # always consistent
+    final = _train_process(folder, resume=(folder / 'checkpoint.json').exists())
+    assert final.wait(timeout=120) == 0, final.stderr.read().decode()[-2000:]
+    final.stderr.close()
+    got = _checkpoint_arrays(folder)
+    assert got.keys() == expected.keys()
+    for key in expected:
+        assert np.array_equal(got[key], expected[key]) if isinstance(got[key], np.ndarray) \
+            else got[key] == expected[key], key
+    # Only the last checkpoint is left: old parts and dead processes' temp files are gone.
+    assert sorted(n.split('.')[0] for n in os.listdir(folder)) == ['checkpoint', 'model', 'optimizer']
+    assert steps_seen == sorted(steps_seen)
+
+
+def _saved_run(folder, stop_after):
+    with redirect_stdout(io.StringIO()):
+        train_script.main(['--fast', '--steps', '12', '--ckpt', str(folder), '--stop-after', str(stop_after),
+                           '--samples', '1'])
+    return json.loads((folder / 'checkpoint.json').read_text())
+
+
+def _resume(folder):
+    with redirect_stdout(io.StringIO()):
+        return train_script.main(['--fast', '--ckpt', str(folder), '--resume', '--samples', '1'])
+
+
+def test_resume_refuses_a_changed_or_missing_part(tmp_path):
+    manifest = _saved_run(tmp_path, 4)
+    model_part = tmp_path / manifest['parts']['model']['file']
+    good = model_part.read_bytes()
+    model_part.write_bytes(good[:-10] + bytes(10))
+    with pytest.raises(train_script.CheckpointError, match=r'the model part model\.4\.\w+\.npz does not match '
+                                                            r'its SHA-256'):
+        _resume(tmp_path)
+    model_part.unlink()
+    with pytest.raises(train_script.CheckpointError, match=r'the model part model\.4\.\w+\.npz of step 4 is missing'):
+        _resume(tmp_path)
+    model_part.write_bytes(good)
+    assert _resume(tmp_path)['optimizer'].t == 12
+
+
+def test_resume_refuses_parts_of_two_different_steps(tmp_path):
+    # Hand-made mix (the old train.py could leave one): optimizer of step 6, manifest of step 4.
+    later = _saved_run(tmp_path / 'b', 6)
+    manifest = _saved_run(tmp_path / 'a', 4)
+    opt_part = later['parts']['optimizer']['file']
+    (tmp_path / 'a' / opt_part).write_bytes((tmp_path / 'b' / opt_part).read_bytes())
+    manifest['parts']['optimizer'] = later['parts']['optimizer']
+    (tmp_path / 'a' / 'checkpoint.json').write_text(json.dumps(manifest))
+    with pytest.raises(train_script.CheckpointError, match='the optimizer part is at step 6 but checkpoint.json '
+                                                           'says step 4'):
+        _resume(tmp_path / 'a')
+
+
+def test_resume_refuses_the_old_three_file_layout_and_broken_manifests(tmp_path):
+    (tmp_path / 'state.json').write_text('{"step": 3}')
+    with pytest.raises(train_script.CheckpointError, match='no checkpoint.json, only the state.json of an older'):
+        _resume(tmp_path)
+    (tmp_path / 'checkpoint.json').write_text('{"step": 3')
+    with pytest.raises(train_script.CheckpointError, match='checkpoint.json cannot be read'):
+        _resume(tmp_path)
+    (tmp_path / 'checkpoint.json').write_text('{"format": 2, "step": 3}')
+    with pytest.raises(train_script.CheckpointError, match='not a format-2 manifest'):
+        _resume(tmp_path)

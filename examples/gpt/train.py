@@ -14,26 +14,34 @@ training names, so position 0 is always the start of a name, as when sampling.  
 unigram baseline is the cross entropy of the training-set character
 frequencies on those same validation targets.
 
-Checkpoint folder (``--ckpt``): ``model.npz`` (weights), ``optimizer.npz``
-(AdamW state and step), ``state.json`` (model config, run settings, both RNG
-states).  ``--resume`` continues exactly where the saved run stopped: the
-result equals an uninterrupted run of the same ``--steps``.
+Checkpoint folder (``--ckpt``): one checkpoint is ``checkpoint.json`` (the
+manifest: step, model config, run settings, both RNG states, and the file name
+and SHA-256 of its two parts) plus the parts ``model.<step>.<tag>.npz``
+(weights) and ``optimizer.<step>.<tag>.npz`` (AdamW state and step).  The
+manifest is written last, atomically, so a run killed at any moment leaves
+the previous checkpoint or the new one, never a mix.  ``--resume`` checks the
+digests and steps and continues exactly where the saved run stopped (the
+result equals an uninterrupted run of the same ``--steps``), or refuses with
+the reason.
 """
 import argparse
 import json
 import math
 import os
+import re
 import sys
 import time
+import uuid
 
 import numpy as np
 
 import dezero_kr
 from dezero_kr.blas import small_model_policy
 from dezero_kr.datasets import Names
-from dezero_kr.download import atomic_write
+from dezero_kr.download import sha256sum
+from dezero_kr.fileio import atomic_write
 from dezero_kr.grad_clip import ClipGradNorm
-from dezero_kr.optimizers import Adam, AdamW, WarmupCosine
+from dezero_kr.optimizers import AdamW, WarmupCosine
 from dezero_kr.paths import display_path
 from dezero_kr.transformer import GPT
 
@@ -154,10 +162,7 @@ class DecayMatricesAdamW(AdamW):
     """AdamW whose decoupled weight decay applies to matrices only (not to biases or norm gains)."""
 
     def update_one(self, param):
-        if param.data.ndim >= 2:
-            super().update_one(param)
-        else:
-            Adam.update_one(self, param)
+        self._adamw_step(param, self.weight_decay if param.data.ndim >= 2 else 0.0)
 
 
 def model_config(s, vocab_size):
@@ -178,28 +183,107 @@ def build(s, vocab_size):
     return model, opt, clip
 
 
+CHECKPOINT = 'checkpoint.json'  # the manifest: written last, it is what makes a checkpoint exist
+_PART = re.compile(r'^(model|optimizer)\.\d+\.[0-9a-f]{8}\.npz$')
+
+
+class CheckpointError(SystemExit):
+    """``--resume`` found no usable checkpoint; the message says what is wrong and what to do."""
+
+
 def save_checkpoint(folder, model, opt, settings, rng):
-    """Weights, optimizer state, then ``state.json`` (config, settings, RNG states), each written atomically."""
-    model.save_weights(os.path.join(folder, 'model.npz'))
-    opt.save(os.path.join(folder, 'optimizer.npz'))
+    """Write one checkpoint: two new part files, then the manifest ``checkpoint.json`` (atomically).
+
+    Parts are named after the step plus a random tag (``model.500.1a2b3c4d.npz``,
+    ``optimizer.500.5e6f7a8b.npz``), so they never overwrite the parts the
+    current manifest names.  The manifest holds the step, each part's file
+    name and SHA-256, the model config, the run settings and both RNG states;
+    replacing it is the single atomic step that moves the checkpoint forward.
+    A process killed at any point leaves either the old checkpoint or the new
+    one, never a mix.  Parts no manifest names (the previous checkpoint's,
+    or those of a killed save) are removed afterwards.
+    """
+    os.makedirs(folder, exist_ok=True)
+    step = opt.t
+    parts = {'model': f'model.{step}.{uuid.uuid4().hex[:8]}.npz',
+             'optimizer': f'optimizer.{step}.{uuid.uuid4().hex[:8]}.npz'}
+    model.save_weights(os.path.join(folder, parts['model']))
+    opt.save(os.path.join(folder, parts['optimizer']))
     kind, keys, pos, has_gauss, cached = np.random.get_state()
-    state = dict(step=opt.t, model=model.config, settings=settings, rng=rng.bit_generator.state,
-                 np_random=[kind, keys.tolist(), pos, has_gauss, cached])
-    with atomic_write(os.path.join(folder, 'state.json'), 'w') as f:
-        json.dump(state, f)
+    manifest = dict(format=2, step=step,
+                    parts={k: dict(file=f, sha256=sha256sum(os.path.join(folder, f))) for k, f in parts.items()},
+                    model=model.config, settings=settings, rng=rng.bit_generator.state,
+                    np_random=[kind, keys.tolist(), pos, has_gauss, cached])
+    with atomic_write(os.path.join(folder, CHECKPOINT), 'w') as f:
+        json.dump(manifest, f)
+    for name in os.listdir(folder):
+        if _PART.match(name) and name not in parts.values():
+            os.remove(os.path.join(folder, name))
+
+
+def read_manifest(folder):
+    """The manifest of ``folder``, with every part checked against its SHA-256; ``CheckpointError`` if anything is off."""
+    path = os.path.join(folder, CHECKPOINT)
+
+    def refuse(why):
+        raise CheckpointError(f'--resume: cannot use the checkpoint in {folder}: {why}. Nothing was '
+                              f'loaded; fix or remove the folder, or train again without --resume.')
+
+    if not os.path.exists(path):
+        if os.path.exists(os.path.join(folder, 'state.json')):
+            refuse(f'it has no {CHECKPOINT}, only the state.json of an older train.py whose three files '
+                   f'were saved separately and may come from different steps')
+        raise CheckpointError(f'--resume needs --ckpt pointing to a saved checkpoint (a folder with '
+                              f'{CHECKPOINT}), got {folder!r}')
+    try:
+        with open(path, encoding='utf-8') as f:
+            manifest = json.load(f)
+    except (OSError, ValueError) as e:
+        refuse(f'{CHECKPOINT} cannot be read ({e})')
+    expected = {'format', 'step', 'parts', 'model', 'settings', 'rng', 'np_random'}
+    if not isinstance(manifest, dict) or manifest.get('format') != 2 or set(manifest) != expected:
+        refuse(f'{CHECKPOINT} is not a format-2 manifest with the entries {sorted(expected)}')
+    if not isinstance(manifest['step'], int) or manifest['step'] < 0:
+        refuse(f'its step {manifest["step"]!r} is not a whole number')
+    parts = manifest['parts']
+    if not isinstance(parts, dict) or set(parts) != {'model', 'optimizer'}:
+        refuse(f'{CHECKPOINT} must name a model and an optimizer part, got {parts!r}')
+    for kind, part in parts.items():
+        name = part.get('file') if isinstance(part, dict) else None
+        if not isinstance(name, str) or not _PART.match(name) or not name.startswith(kind + '.'):
+            refuse(f'the {kind} part {name!r} is not a part file name')
+        part_path = os.path.join(folder, name)
+        if not os.path.isfile(part_path):
+            refuse(f'the {kind} part {name} of step {manifest["step"]} is missing')
+        got = sha256sum(part_path)
+        if got != part.get('sha256'):
+            refuse(f'the {kind} part {name} does not match its SHA-256 in {CHECKPOINT} '
+                   f'(got {got}, expected {part.get("sha256")}): it was changed after the save')
+    return manifest
 
 
 def load_checkpoint(folder, vocab_size):
-    """Rebuild model, optimizer and data RNG from a folder written by ``save_checkpoint``."""
-    with open(os.path.join(folder, 'state.json'), encoding='utf-8') as f:
-        state = json.load(f)
-    settings = state['settings']
+    """Rebuild model, optimizer and data RNG from a folder written by ``save_checkpoint``.
+
+    Refuses (``CheckpointError``, a ``SystemExit`` with the reason) a folder
+    without a manifest, a part that is missing or differs from its digest, an
+    optimizer whose step is not the manifest's, or weights that do not fit the
+    saved config.
+    """
+    manifest = read_manifest(folder)
+    settings = manifest['settings']
     model, opt, clip = build(settings, vocab_size)
-    model.load_weights(os.path.join(folder, 'model.npz'))
-    opt.load(os.path.join(folder, 'optimizer.npz'))
+    try:
+        model.load_weights(os.path.join(folder, manifest['parts']['model']['file']))
+        opt.load(os.path.join(folder, manifest['parts']['optimizer']['file']))
+    except (ValueError, OSError) as e:
+        raise CheckpointError(f'--resume: cannot use the checkpoint in {folder}: {e}') from None
+    if opt.t != manifest['step']:
+        raise CheckpointError(f'--resume: cannot use the checkpoint in {folder}: the optimizer part is at '
+                              f'step {opt.t} but {CHECKPOINT} says step {manifest["step"]}')
     rng = np.random.default_rng()
-    rng.bit_generator.state = state['rng']
-    kind, keys, pos, has_gauss, cached = state['np_random']
+    rng.bit_generator.state = manifest['rng']
+    kind, keys, pos, has_gauss, cached = manifest['np_random']
     np.random.set_state((kind, np.array(keys, dtype=np.uint32), pos, has_gauss, cached))
     return model, opt, clip, rng, settings
 
@@ -248,8 +332,8 @@ def main(argv=None, log=print):
     t_start = time.perf_counter()
     vocab = Names.vocab_size
     if args.resume:
-        if not args.ckpt or not os.path.exists(os.path.join(args.ckpt, 'state.json')):
-            raise SystemExit(f'--resume needs --ckpt pointing to a saved checkpoint, got {args.ckpt!r}')
+        if not args.ckpt:
+            raise CheckpointError('--resume needs --ckpt pointing to a saved checkpoint, got no --ckpt')
         model, opt, clip, rng, saved = load_checkpoint(args.ckpt, vocab)
         if args.steps is not None and args.steps != saved['steps']:
             # Continue the run on a longer schedule: the schedule hook reads this.
