@@ -61,10 +61,11 @@ class _Modes(threading.local):
     another thread from recording.  DeZero code keeps working unchanged:
     ``Config.enable_backprop`` reads, and ``Config.enable_backprop = False``
     (the book's step 18) sets, the current thread's switch.  An instance of a
-    ``threading.local`` subclass rather than a class with properties: the hot
-    path reads ``Config.enable_backprop`` once per operation, and an attribute
-    of a thread-local costs a few nanoseconds more than a class attribute where
-    a property would cost several times that.
+    ``threading.local`` subclass rather than a class with properties: backward
+    rules read ``Config.enable_backprop`` once per operation, and a property
+    would cost several times a thread-local attribute.  ``Function.__call__``
+    reads a global count first (``_backprop_off``), as cheap as the class
+    attribute DeZero reads.
     """
     switches = ('enable_backprop', 'train')
 
@@ -77,7 +78,10 @@ class _Modes(threading.local):
         # unused attribute and leave the real switch on: a silent wrong mode.
         if name not in _Modes.switches:
             raise _unknown_switch('Config', name)
-        threading.local.__setattr__(self, name, value)
+        if name == 'enable_backprop':
+            _set_enable_backprop(self, value)
+        else:
+            threading.local.__setattr__(self, name, value)
 
     def __repr__(self):
         return (f'Config(enable_backprop={self.enable_backprop}, train={self.train}) '
@@ -91,6 +95,32 @@ class ConfigError(AttributeError, ValueError):
 def _unknown_switch(where, name):
     return ConfigError(f'{where}: unknown switch {name!r}; the switches are '
                        f'{", ".join(repr(s) for s in _Modes.switches)}')
+
+
+# How many threads have enable_backprop off right now.  Function.__call__ reads
+# this global first and reaches the (slower) thread-local switch only when it
+# is non-zero: a thread that turned its switch off has counted itself before,
+# so a zero proves the current thread records.  A thread that ends with its
+# switch off stays counted: the hot path is then a little slower, never wrong.
+_backprop_off = 0
+_backprop_off_lock = threading.Lock()
+_set_local = threading.local.__setattr__
+
+
+def _set_enable_backprop(modes, value):
+    was_off = not modes.__dict__.get('enable_backprop', True)
+    now_off = not value
+    if was_off == now_off:
+        _set_local(modes, 'enable_backprop', value)
+        return
+    global _backprop_off
+    with _backprop_off_lock:  # += on a global is not atomic across threads
+        if now_off:
+            _backprop_off += 1  # counted before the switch is off
+            _set_local(modes, 'enable_backprop', value)
+        else:
+            _set_local(modes, 'enable_backprop', value)
+            _backprop_off -= 1
 
 
 Config = _Modes()
@@ -631,7 +661,7 @@ class Function:
         y = _new_object(Variable)
         y.data = ys if ys.__class__ is np.ndarray else as_array(ys)
         y.grad = None
-        if Config.enable_backprop:
+        if not _backprop_off or Config.enable_backprop:  # see _backprop_off
             # generation = max over inputs of (0 for a leaf, creator.generation + 1)
             c = inputs[0].creator
             generation = 0 if c is None else c.generation + 1
@@ -671,7 +701,7 @@ def _wrap_inputs(f, inputs):
 def _record_outputs(f, inputs, ys):
     """The general case of ``Function.__call__``: several outputs (returned as a list)."""
     outputs = [Variable(y if y.__class__ is np.ndarray else as_array(y)) for y in ys]
-    if Config.enable_backprop:
+    if not _backprop_off or Config.enable_backprop:
         f.generation = _builtin_max([x.generation for x in inputs]) if inputs else 0
         for y in outputs:
             y.creator = f
@@ -748,9 +778,10 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
 
     # Config is switched by hand rather than with using_config(): this runs on
     # every backward call and the context manager costs more than the rest of a
-    # small model's pass.  The finally clause restores it all the same.
+    # small model's pass.  The finally clause restores it all the same.  The
+    # switch is this thread's (see Config), so other threads keep recording.
     old_enable_backprop = Config.enable_backprop
-    _set_mode(Config, 'enable_backprop', create_graph)
+    _set_enable_backprop(Config, create_graph)
     try:
         while heap:
             f = heapq.heappop(heap)[2]
@@ -812,15 +843,13 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
             _grad_slot.__set__(x, g)
             cycle = cycle or g.creator is not None
     finally:
-        _set_mode(Config, 'enable_backprop', old_enable_backprop)
+        _set_enable_backprop(Config, old_enable_backprop)
     if cycle:
         _warn_grad_cycle()
 
 
 # The slot that stores a Variable's gradient (a subclass may wrap ``grad``).
 _grad_slot = Variable.grad
-# threading.local's own __setattr__: backprop's two switches skip the name check.
-_set_mode = threading.local.__setattr__
 _grad_cycle_warned = False
 
 
