@@ -661,7 +661,7 @@ class Function:
         y = _new_object(Variable)
         y.data = ys if ys.__class__ is np.ndarray else as_array(ys)
         y.grad = None
-        if not _backprop_off or Config.enable_backprop:  # see _backprop_off
+        if _backprop_off == 0 or Config.enable_backprop:  # see _backprop_off
             # generation = max over inputs of (0 for a leaf, creator.generation + 1)
             c = inputs[0].creator
             generation = 0 if c is None else c.generation + 1
@@ -701,7 +701,7 @@ def _wrap_inputs(f, inputs):
 def _record_outputs(f, inputs, ys):
     """The general case of ``Function.__call__``: several outputs (returned as a list)."""
     outputs = [Variable(y if y.__class__ is np.ndarray else as_array(y)) for y in ys]
-    if not _backprop_off or Config.enable_backprop:
+    if _backprop_off == 0 or Config.enable_backprop:
         f.generation = _builtin_max([x.generation for x in inputs]) if inputs else 0
         for y in outputs:
             y.creator = f
