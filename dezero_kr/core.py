@@ -811,7 +811,12 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
                     gx = _check_grad(gx, x, f'{type(f).__name__}.backward: the gradient for its '
                                             f'input #{inputs.index(x)}')
                 g = grads.get(x)
-                grads[x] = gx if g is None else _sum_grads(g, gx)
+                if g is None:
+                    grads[x] = gx
+                elif create_graph:  # _sum_grads inlined: the mode is known here
+                    grads[x] = g + gx
+                else:
+                    grads[x] = Variable(as_array(g.data + gx.data))
                 c = x.creator
                 if c is not None and c not in seen:
                     seen.add(c)
