@@ -181,8 +181,9 @@ def _count_observer(delta):
 @contextlib.contextmanager
 def observing(observer):
     """Register ``observer`` (``on_forward(f, inputs, outputs)``,
-    ``on_backward(f, gys, gxs)``, ``on_hook(var, hook, grad)``) for the
-    duration of the block, in the current thread."""
+    ``on_backward(f, gys, gxs)`` and, optionally, ``on_hook(var, hook, grad)``
+    for a gradient a hook returned) for the duration of the block, in the
+    current thread."""
     observers = _observers.list
     _count_observer(1)
     observers.append(observer)
@@ -527,7 +528,9 @@ class _VariableHooks:
                 grad = _check_grad(new, var, what)
                 if _observed:  # detect_anomaly checks what a hook returns
                     for observer in list(_observers.list):
-                        observer.on_hook(var, fn, grad)
+                        on_hook = getattr(observer, 'on_hook', None)  # optional for observers
+                        if on_hook is not None:
+                            on_hook(var, fn, grad)
         return grad
 
 
