@@ -32,12 +32,12 @@ TIED = np.array([[1.0, 3.0, 3.0, 0.0],
 @pytest.mark.parametrize('axis,keepdims,expected', [
     (None, False, [[0, 0, 0, 0], [0, 0, 0, 0], [1 / 3, 0, 1 / 3, 1 / 3]]),
     (1, False, [[0, .5, .5, 0], [.25, .25, .25, .25], [1 / 3, 0, 1 / 3, 1 / 3]]),
-    (0, True, [[0, 1, 0, 0], [0, 0, 0, 0], [1, 0, 1, 1]]),
+    (0, True, np.array([[0, .5, .5, 0], [.25, .25, .25, .25], [1 / 3, 0, 1 / 3, 1 / 3]]).T),
     ((0, 1), False, [[0, 0, 0, 0], [0, 0, 0, 0], [1 / 3, 0, 1 / 3, 1 / 3]]),
 ])
 def test_max_ties_share_the_gradient_exactly(axis, keepdims, expected):
-    x = Variable(TIED.copy())
-    C.max(x, axis, keepdims).backward()
+    x = Variable(TIED.T.copy() if axis == 0 else TIED.copy())
+    F.sum(C.max(x, axis, keepdims)).backward()
     np.testing.assert_array_equal(x.grad.data, np.array(expected))
 
 
@@ -69,8 +69,10 @@ def test_two_way_ties_agree_with_central_differences(fn, axis):
 def test_forward_and_reverse_jacobians_agree_at_ties(fn, axis, keepdims):
     def f(v):
         return fn(v, axis, keepdims)
-    forward = jacobian(f, TIED.copy(), mode='forward')
-    reverse = jacobian(f, TIED.copy(), mode='reverse')
+    # ties in every direction: global max x4 and min x3, in rows, in columns 1 and 3
+    x = np.array([[1.0, 3, 3, -1], [2, 2, 2, 2], [5, -1, 5, 5], [-1, 3, 0, 5]])
+    forward = jacobian(f, x.copy(), mode='forward')
+    reverse = jacobian(f, x.copy(), mode='reverse')
     np.testing.assert_array_equal(forward, reverse)
     # every reduction hands out exactly one unit of gradient
     y_size = int(np.prod(forward.shape[:forward.ndim - 2]))
@@ -78,8 +80,8 @@ def test_forward_and_reverse_jacobians_agree_at_ties(fn, axis, keepdims):
 
 
 def test_max_jvp_of_a_three_way_tie():
-    _, t = autograd.jvp(C.max, (np.array([2.0, 2.0, 2.0]),), (np.array([3.0, 0.0, 6.0]),))
-    assert t.data == 3.0  # (3 + 0 + 6) / 3
+    _, t = autograd.jvp(C.max, (np.array([2.0, 2.0, 2.0]),), (np.array([3.0, 0.0, 9.0]),))
+    assert t.data == 4.0  # (3 + 0 + 9) / 3; the first tie alone would say 3
 
 
 # =============================================================================
@@ -248,9 +250,13 @@ def test_leaf_gradients_under_create_graph_are_separate_and_keep_their_graph():
     a2, b2 = _v(1, 2), _v(3, 4)
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', UserWarning)
-        F.sum((a2 + b2) * a2).backward(create_graph=True)
-    assert not np.shares_memory(a2.grad.data, b2.grad.data)
-    assert b2.grad.creator is not None  # a copy with its graph, not a bare array
+        F.sum((a2 + b2) ** 2).backward(create_graph=True)  # both get the one array 2 (a + b)
+        assert not np.shares_memory(a2.grad.data, b2.grad.data)
+        np.testing.assert_array_equal(b2.grad.data, [8, 12])
+        gb = b2.grad
+        a2.cleargrad()
+        F.sum(gb).backward()  # the copy kept its graph: d(sum 2 (a + b)) / da = 2
+    np.testing.assert_array_equal(a2.grad.data, [2, 2])
 
 
 # =============================================================================
