@@ -100,27 +100,46 @@ def _unknown_switch(where, name):
 # How many threads have enable_backprop off right now.  Function.__call__ reads
 # this global first and reaches the (slower) thread-local switch only when it
 # is non-zero: a thread that turned its switch off has counted itself before,
-# so a zero proves the current thread records.  A thread that ends with its
-# switch off stays counted: the hot path is then a little slower, never wrong.
+# so a zero proves the current thread records.  A thread is counted by the
+# token its Config holds while the switch is off, so a thread that ends with
+# the switch off (Config.enable_backprop = False, never restored) is uncounted
+# when its thread-locals are freed.
 _backprop_off = 0
-_backprop_off_lock = threading.Lock()
+_backprop_off_lock = threading.RLock()  # RLock: a token may be freed while it is held
 _set_local = threading.local.__setattr__
 
 
-def _set_enable_backprop(modes, value):
-    was_off = not modes.__dict__.get('enable_backprop', True)
-    now_off = not value
-    if was_off == now_off:
-        _set_local(modes, 'enable_backprop', value)
-        return
+def _count_off(delta):
     global _backprop_off
     with _backprop_off_lock:  # += on a global is not atomic across threads
-        if now_off:
-            _backprop_off += 1  # counted before the switch is off
-            _set_local(modes, 'enable_backprop', value)
-        else:
-            _set_local(modes, 'enable_backprop', value)
-            _backprop_off -= 1
+        _backprop_off += delta
+
+
+class _OffToken:
+    """Held by a thread's Config while its enable_backprop is off (see _backprop_off)."""
+    __slots__ = ()
+
+    def __init__(self):
+        _count_off(1)
+
+    def __del__(self):
+        try:
+            _count_off(-1)
+        except Exception:  # interpreter shutdown: the module globals may be gone
+            pass
+
+
+def _set_enable_backprop(modes, value):
+    token = modes.__dict__.get('_off_token')
+    if not value:
+        if token is None:
+            _set_local(modes, '_off_token', _OffToken())  # counted before the switch is off
+        _set_local(modes, 'enable_backprop', value)
+    else:
+        _set_local(modes, 'enable_backprop', value)
+        if token is not None:
+            del token
+            _set_local(modes, '_off_token', None)  # the token's __del__ uncounts this thread
 
 
 Config = _Modes()

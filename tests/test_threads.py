@@ -316,3 +316,26 @@ def test_config_is_exported_and_says_what_it_holds():
     assert repr(Config) == 'Config(enable_backprop=True, train=True) (this thread)'
     with no_grad(), dezero_kr.test_mode():
         assert repr(Config) == 'Config(enable_backprop=False, train=False) (this thread)'
+
+
+def test_a_thread_that_ends_with_backprop_off_is_no_longer_counted():
+    # Function.__call__ reads core._backprop_off (threads with the switch off)
+    # before the thread-local switch: it must fall back to 0, also for a thread
+    # that turned the switch off and never turned it back on.
+    assert core._backprop_off == 0
+    with no_grad():
+        assert core._backprop_off == 1
+        with no_grad():
+            assert core._backprop_off == 1
+    assert core._backprop_off == 0
+    seen = []
+
+    def leave_it_off():
+        Config.enable_backprop = False
+        seen.append(core._backprop_off)
+
+    run_threads(leave_it_off)
+    assert seen == [1]
+    assert core._backprop_off == 0
+    F.sum(Variable(np.ones(2)) * 2).backward()  # backprop turns it off and on again
+    assert core._backprop_off == 0
