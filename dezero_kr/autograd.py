@@ -21,12 +21,14 @@ live in a weak-key dict of the level, so the Variables stay as they are.
 import contextlib
 import os
 import sys
+import threading
 import traceback
 import weakref
+import zlib
 
 import numpy as np
 
-from dezero_kr import cuda
+from dezero_kr import core, cuda
 from dezero_kr.core import (Config, Constant, Function, Variable, array_types, backprop, no_grad,
                             observing, using_config)
 
@@ -163,8 +165,21 @@ def vjp(f, *primals, v=None, create_graph=False):
 # =============================================================================
 # Forward mode: jvp
 # =============================================================================
-# The active forward-mode levels, outermost first (``jvp`` inside ``jvp``).
-_levels = []
+# The active forward-mode levels of each thread, outermost first (``jvp`` inside
+# ``jvp``).  Per thread, like the observers they are registered as: a jvp in
+# one thread never sees another thread's operations.
+class _ThreadLevels(threading.local):
+    def __init__(self):
+        self.list = []
+
+
+_thread_levels = _ThreadLevels()
+
+
+def __getattr__(name):
+    if name == '_levels':  # the current thread's list, for code written against the old global
+        return _thread_levels.list
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 class _ForwardLevel:
@@ -206,7 +221,8 @@ class _ForwardLevel:
         # ones (else a level would differentiate its own tangent arithmetic:
         # perturbation confusion).  Outer levels do see them: that is how an
         # outer jvp differentiates an inner jvp's result.
-        silenced = _levels[_levels.index(self):]
+        levels = _thread_levels.list
+        silenced = levels[levels.index(self):]
         for level in silenced:
             level.paused += 1
         unrecorded = not Config.enable_backprop  # f did not store inputs/outputs: lend them
@@ -214,7 +230,7 @@ class _ForwardLevel:
             f.inputs = inputs
             f.outputs = tuple([weakref.ref(y) for y in outputs])
         try:
-            if _levels[0] is self:
+            if levels[0] is self:
                 return f.jvp(*tangents)
             # An outer level differentiates this rule: rules that use raw arrays
             # when nothing is recorded must build their local derivatives as ops.
@@ -238,6 +254,9 @@ class _ForwardLevel:
                                f'create_graph=True; forward-over-reverse (a jvp of a gradient) '
                                f'needs grad(..., create_graph=True) or backward(create_graph=True)')
 
+    def on_hook(self, var, hook, grad):
+        pass  # a hook's result is an ordinary gradient; forward mode has nothing to do
+
 
 def jvp(f, primals, tangents):
     """Return ``(f(*primals), J @ tangents)`` by forward mode (one pass, no reverse sweep).
@@ -258,12 +277,13 @@ def jvp(f, primals, tangents):
             raise ValueError(f'jvp: primal #{i} is the same Variable as an earlier primal; '
                              f'pass it once (with the sum of the tangents)')
         level.tangents[x] = _as_tangent(t, x, i)
-    _levels.append(level)
+    levels = _thread_levels.list
+    levels.append(level)
     try:
         with observing(level):
             ys = f(*xs)
     finally:
-        _levels.remove(level)
+        levels.remove(level)
     outs = _outputs_of(ys, 'jvp')
     out_tangents = tuple(_tangent_or_zeros(level, y) for y in outs)
     return ys, out_tangents if isinstance(ys, (tuple, list)) else out_tangents[0]
@@ -430,21 +450,76 @@ def _enclosing_rule():
     return None, None
 
 
+# What each recorded op saved for its backward, under detect_anomaly(): for every
+# input and output Variable its array object and a CRC-32 of its bytes (or only
+# the shape, for ops whose backward reads no values).  Keyed weakly by the op's
+# first output, like _creation_sites.  The arrays are held, not the Variables,
+# so an entry never keeps its own key alive.
+_saved_fingerprints = weakref.WeakKeyDictionary()
+
+
+def _fingerprint(a):
+    if a is None:
+        return None, None
+    if a.dtype.kind not in 'biufc':
+        return a, None  # object/str arrays: identity only
+    return a, zlib.crc32(np.ascontiguousarray(cuda.as_numpy(a)))
+
+
+def _changed(var_data, print_):
+    """How ``var_data`` differs from its fingerprint ``print_``, or None if it does not."""
+    saved, crc = print_
+    if var_data is not saved:
+        return 'its .data was replaced by another array'
+    if crc is not None and _fingerprint(saved)[1] != crc:
+        return 'its values were changed in place'
+    return None
+
+
 class _AnomalyDetector:
-    __slots__ = ('check_nan',)
+    __slots__ = ('check_nan', 'recorded')
 
     def __init__(self, check_nan):
         self.check_nan = check_nan
+        # id(Function) -> weak ref to its first output, to catch a second call of
+        # one instance (Functions have no weakref slot, so the output stands in).
+        self.recorded = {}
 
     def on_forward(self, f, inputs, outputs):
-        _creation_sites[outputs[0]] = _user_frames()
+        first = outputs[0]
+        _creation_sites[first] = _user_frames()
+        if Config.enable_backprop:  # recorded: a backward may run later
+            self._check_reuse(f, first)
+            values = getattr(f, 'backward_reads_values', True)
+            _saved_fingerprints[first] = (
+                tuple(_fingerprint(x.data) if values else x.data.shape for x in inputs),
+                tuple(_fingerprint(y.data) for y in outputs) if values else None)
         if not self.check_nan:
             return
         for i, y in enumerate(outputs):
             if not _finite(y.data):
                 raise AnomalyError(_forward_report(f, inputs, outputs, i))
 
+    def _check_reuse(self, f, first):
+        key = id(f)
+        ref = self.recorded.get(key)
+        earlier = ref() if ref is not None else None
+        if earlier is not None and earlier is not first and earlier.creator is f:
+            raise AnomalyError(f'detect_anomaly: this {type(f).__name__} instance was called a '
+                               f'second time while the graph was recorded; the second call '
+                               f'overwrote the inputs and outputs the first call\'s backward '
+                               f'needs. Create a new instance per call ({type(f).__name__}()(x)).'
+                               f'\n' + _where(f, earlier))
+        recorded = self.recorded
+
+        def forget(r, key=key):
+            if recorded.get(key) is r:
+                del recorded[key]
+
+        recorded[key] = weakref.ref(first, forget)
+
     def on_backward(self, f, gys, gxs):
+        self._check_saved(f)
         if not self.check_nan:
             return
         for i, gx in enumerate(gxs):
@@ -452,6 +527,43 @@ class _AnomalyDetector:
                 data = gx.data if isinstance(gx, Variable) else gx
                 if not _finite(data):
                     raise AnomalyError(_backward_report(f, gys, i, data))
+
+    def on_hook(self, var, hook, grad):
+        if self.check_nan and not _finite(grad.data):
+            raise AnomalyError(f'detect_anomaly: the hook {core._hook_name(hook)} on '
+                               f'{core._describe(var)} returned a gradient with '
+                               f'{_bad_values(grad.data)}.')
+
+    def _check_saved(self, f):
+        first = f.outputs[0]()
+        saved = _saved_fingerprints.get(first) if first is not None else None
+        if saved is None:  # created outside detect_anomaly(): nothing to compare
+            return
+        ins, outs = saved
+        for i, (x, print_) in enumerate(zip(f.inputs, ins)):
+            if outs is None:  # backward reads only shapes
+                how = None if x.data is not None and x.data.shape == print_ else \
+                    'its shape was changed'
+            else:
+                how = _changed(x.data, print_)
+            if how is not None:
+                raise AnomalyError(_inplace_report(f, f'input #{i}', x, how))
+        for i, (ref, print_) in enumerate(zip(f.outputs, outs or ())):
+            y = ref()
+            how = None if y is None else _changed(y.data, print_)
+            if how is not None:
+                raise AnomalyError(_inplace_report(f, f'output #{i}', y, how))
+
+
+def _inplace_report(f, which, var, how):
+    name = type(f).__name__
+    return (f'detect_anomaly: {which} of {name} ({core._describe(var)}) was modified after the '
+            f'forward pass that saved it ({how}), so {name}.backward would compute the gradient '
+            f'at the new values: a wrong gradient. This is PyTorch\'s "a variable needed for '
+            f'gradient computation has been modified by an inplace operation". Backward reads the '
+            f'Variables\' .data when it runs, so change (or replace) an array only after '
+            f'backward(), or run the forward pass again after changing it.\n'
+            + _where(f))
 
 
 def _forward_report(f, inputs, outputs, i):

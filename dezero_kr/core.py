@@ -29,6 +29,8 @@ import builtins
 import contextlib
 import heapq
 import itertools
+import threading
+import warnings
 import weakref
 
 import numpy as np
@@ -48,20 +50,112 @@ else:
 # =============================================================================
 # Config
 # =============================================================================
-class Config:
-    """Process-wide switches, changed only through the context managers below.
+class _Modes(threading.local):
+    """The switches of the current thread (``Config`` is the one instance).
 
     ``enable_backprop``: record the graph (False inside ``no_grad``).
     ``train``: training behaviour of dropout / batch norm (False inside ``test_mode``).
+
+    Each thread has its own values and a new thread starts from the defaults
+    (both True), as PyTorch's grad mode: ``no_grad`` in one thread never stops
+    another thread from recording.  DeZero code keeps working unchanged:
+    ``Config.enable_backprop`` reads, and ``Config.enable_backprop = False``
+    (the book's step 18) sets, the current thread's switch.  An instance of a
+    ``threading.local`` subclass rather than a class with properties: backward
+    rules read ``Config.enable_backprop`` once per operation, and a property
+    would cost several times a thread-local attribute.  ``Function.__call__``
+    reads a global count first (``_backprop_off``), as cheap as the class
+    attribute DeZero reads.
     """
-    enable_backprop = True
-    train = True
+    switches = ('enable_backprop', 'train')
+
+    def __init__(self):  # runs once in every thread that touches Config
+        self.enable_backprop = True
+        self.train = True
+
+    def __setattr__(self, name, value):
+        # A typo (Config.enable_backprob = False) would otherwise add a new,
+        # unused attribute and leave the real switch on: a silent wrong mode.
+        if name not in _Modes.switches:
+            raise _unknown_switch('Config', name)
+        if name == 'enable_backprop':
+            _set_enable_backprop(self, value)
+        else:
+            threading.local.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return (f'Config(enable_backprop={self.enable_backprop}, train={self.train}) '
+                f'(this thread)')
+
+
+class ConfigError(AttributeError, ValueError):
+    """An unknown ``Config`` switch: an AttributeError (what DeZero raised) and a ValueError."""
+
+
+def _unknown_switch(where, name):
+    return ConfigError(f'{where}: unknown switch {name!r}; the switches are '
+                       f'{", ".join(repr(s) for s in _Modes.switches)}')
+
+
+# How many threads have enable_backprop off right now.  Function.__call__ reads
+# this global first and reaches the (slower) thread-local switch only when it
+# is non-zero: a thread that turned its switch off has counted itself before,
+# so a zero proves the current thread records.  A thread is counted by the
+# token its Config holds while the switch is off, so a thread that ends with
+# the switch off (Config.enable_backprop = False, never restored) is uncounted
+# when its thread-locals are freed.
+_backprop_off = 0
+_backprop_off_lock = threading.RLock()  # RLock: a token may be freed while it is held
+_set_local = threading.local.__setattr__
+
+
+def _count_off(delta):
+    global _backprop_off
+    with _backprop_off_lock:  # += on a global is not atomic across threads
+        _backprop_off += delta
+
+
+class _OffToken:
+    """Held by a thread's Config while its enable_backprop is off (see _backprop_off)."""
+    __slots__ = ()
+
+    def __init__(self):
+        _count_off(1)
+
+    def __del__(self):
+        try:
+            _count_off(-1)
+        except Exception:  # interpreter shutdown: the module globals may be gone
+            pass
+
+
+def _set_enable_backprop(modes, value):
+    token = modes.__dict__.get('_off_token')
+    if not value:
+        if token is None:
+            _set_local(modes, '_off_token', _OffToken())  # counted before the switch is off
+        _set_local(modes, 'enable_backprop', value)
+    else:
+        _set_local(modes, 'enable_backprop', value)
+        if token is not None:
+            del token
+            _set_local(modes, '_off_token', None)  # the token's __del__ uncounts this thread
+
+
+Config = _Modes()
 
 
 @contextlib.contextmanager
 def using_config(name, value):
-    """Set ``Config.<name>`` to ``value`` inside the block; restore it after, even on error."""
-    old_value = getattr(Config, name)  # unknown names raise AttributeError, as in DeZero
+    """Set ``Config.<name>`` to ``value`` inside the block; restore it after, even on error.
+
+    Acts on the current thread only (see ``Config``).  ``name`` must be one of
+    ``'enable_backprop'``, ``'train'``; anything else raises ``ConfigError``
+    (an AttributeError, as DeZero, and a ValueError) listing them.
+    """
+    if name not in _Modes.switches:
+        raise _unknown_switch('using_config', name)
+    old_value = getattr(Config, name)
     setattr(Config, name, value)
     try:
         yield
@@ -70,30 +164,67 @@ def using_config(name, value):
 
 
 def no_grad():
-    """Context manager: build no graph (nothing is recorded for backprop)."""
+    """Context manager: build no graph in this thread (nothing is recorded for backprop)."""
     return using_config('enable_backprop', False)
 
 
 def test_mode():
-    """Context manager: inference behaviour for dropout and batch norm."""
+    """Context manager: inference behaviour for dropout and batch norm in this thread."""
     return using_config('train', False)
 
 
 # Objects notified of every Function call and every backward step (forward-mode
-# AD, anomaly detection).  Empty in normal use, so the hot path pays one test.
+# AD, anomaly detection), one list per thread: detect_anomaly() or jvp() in one
+# thread never sees another thread's operations.  ``_observed`` counts the
+# observers registered in all threads together, so that the hot path, which
+# must stay as cheap as a global read while nobody observes, tests that one
+# integer and reaches the thread's list only when it is non-zero.  A thread's
+# own registrations are always counted, so a zero proves its list is empty.
 # Only the context managers in dezero_kr.autograd add and remove entries.
-_call_observers = []
+class _Observers(threading.local):
+    def __init__(self):
+        self.list = []
+
+
+_observers = _Observers()
+_observed = 0
+_observed_lock = threading.Lock()
+
+
+def _count_observer(delta):
+    global _observed
+    with _observed_lock:  # += on a global is not atomic across threads
+        _observed += delta
 
 
 @contextlib.contextmanager
 def observing(observer):
     """Register ``observer`` (``on_forward(f, inputs, outputs)``,
-    ``on_backward(f, gys, gxs)``) for the duration of the block."""
-    _call_observers.append(observer)
+    ``on_backward(f, gys, gxs)`` and, optionally, ``on_hook(var, hook, grad)``
+    for a gradient a hook returned) for the duration of the block, in the
+    current thread."""
+    observers = _observers.list
+    _count_observer(1)
+    observers.append(observer)
     try:
         yield observer
     finally:
-        _call_observers.remove(observer)
+        observers.remove(observer)
+        _count_observer(-1)
+
+
+def _current_observers():
+    """The current thread's observers (a list; empty while none is registered)."""
+    return _observers.list if _observed else ()
+
+
+def __getattr__(name):
+    # Read-only views kept for code written against the earlier module globals.
+    if name == '_call_observers':
+        return _observers.list
+    if name == '_hooks_in_use':
+        return len(_variable_hooks) > 0
+    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 # =============================================================================
@@ -129,20 +260,18 @@ _variable_names = weakref.WeakKeyDictionary()
 
 # Hooks and retain-grad flags are rare, so they live in this side table instead
 # of a slot on every Variable (a slot costs 8 bytes on each of millions of nodes).
-# ``_hooks_in_use`` turns True with the first hook and is re-read from the table
-# at the start of each backprop (removing the last hook deletes the entry): while
-# no Variable has a hook or a retain flag, backprop does
-# not even look the table up.
+# Each backprop checks once whether the table is empty (removing the last hook
+# deletes the entry): while no Variable has a hook or a retain flag, backprop
+# does not even look the table up.  The check is a local of that backprop, not
+# a process-wide flag, so one thread registering or dropping a hook can never
+# make another thread's backprop skip a hook.
 _variable_hooks = weakref.WeakKeyDictionary()
-_hooks_in_use = False
 
 
 def _hooks_of(var):
-    global _hooks_in_use
     hooks = _variable_hooks.get(var)
     if hooks is None:
         hooks = _variable_hooks[var] = _VariableHooks()
-        _hooks_in_use = True
     return hooks
 
 
@@ -443,6 +572,11 @@ class _VariableHooks:
         self.retain = False
 
     def add(self, fn, var):
+        if not callable(fn):
+            if not self.fns and not self.retain:  # keep the table empty for backprop
+                del _variable_hooks[var]
+            raise TypeError(f'register_hook: the hook must be callable (hook(grad) -> new grad '
+                            f'or None), got {type(fn).__name__} {fn!r:.60}')
         key = next(_hook_keys)  # unique for the process: a stale handle never hits a new hook
         self.fns[key] = fn
         return _HookHandle(var, key)
@@ -452,8 +586,28 @@ class _VariableHooks:
         for fn in list(self.fns.values()):
             new = fn(grad)
             if new is not None:
-                grad = _check_grad(new, var, f'a hook on {var.name or "a Variable"!r}')
+                what = f'a hook on {var.name or "a Variable"!r} (the hook {_hook_name(fn)})'
+                grad = _check_grad(new, var, what)
+                if _observed:  # detect_anomaly checks what a hook returns
+                    for observer in list(_observers.list):
+                        on_hook = getattr(observer, 'on_hook', None)  # optional for observers
+                        if on_hook is not None:
+                            on_hook(var, fn, grad)
         return grad
+
+
+def _hook_name(fn):
+    name = getattr(fn, '__qualname__', None)
+    return repr(name) if isinstance(name, str) else repr(fn)[:60]
+
+
+def _describe(var):
+    name = var.name
+    kind = type(var).__name__
+    if var.data is None:
+        return f'{kind} {name!r}' if name is not None else f'a {kind}'
+    shape = var.data.shape
+    return f'{kind} {name!r} (shape {shape})' if name is not None else f'a {kind} of shape {shape}'
 
 
 class _HookHandle:
@@ -472,9 +626,23 @@ class _HookHandle:
 
 
 def _check_grad(g, var, what):
-    """Return ``g`` as a Variable shaped like ``var``, or raise a clear error."""
+    """Return ``g`` as a Variable shaped like ``var``, or raise a clear error.
+
+    ``g`` may be a Variable, an array or a number (a 0-d gradient); anything
+    else (a string, None inside a list, an object array) is a TypeError that
+    starts with ``what``, naming where the gradient came from.
+    """
     if not isinstance(g, Variable):
-        g = Variable(as_array(g)) if not isinstance(g, array_types) else Variable(g)
+        if isinstance(g, array_types):
+            g = Variable(g)
+        elif isinstance(g, (bool, int, float, complex, np.generic)):
+            g = Variable(as_array(g))
+        else:
+            raise TypeError(f'{what} must be a Variable, an ndarray or a number, '
+                            f'got {type(g).__name__} {g!r:.60}')
+    if g.data is None or g.data.dtype.kind not in 'biufc':
+        got = 'no data' if g.data is None else f'dtype {g.data.dtype}'
+        raise TypeError(f'{what} must hold numbers, got {got}')
     if g.data.shape != var.data.shape:
         raise ValueError(f'{what} has shape {g.data.shape}, but the variable has shape '
                          f'{var.data.shape}; a gradient must have the shape of its variable')
@@ -518,8 +686,20 @@ class Function:
     After a call with backprop enabled: ``inputs`` (tuple of Variables),
     ``outputs`` (tuple of weak references), ``generation`` (max input
     generation).  Hyper-parameters go to ``__init__`` (``Sum(axis, keepdims)``).
+
+    An instance is one node of the graph: call it once (``Exp()(x)``).  A
+    second recorded call overwrites what the first one saved; backprop then
+    raises a RuntimeError saying so, and inside ``detect_anomaly()`` the
+    second call itself raises (checking every call outside it would cost
+    the hot path a failed slot lookup per operation).
+
+    ``backward_reads_values``: False for an op whose backward uses only
+    shapes and constants, never the values of its inputs or outputs (add,
+    reshape, sum, ...): ``detect_anomaly()`` then checks only their shapes
+    when it looks for arrays changed in place between forward and backward.
     """
     __slots__ = ('inputs', 'outputs', 'generation', 'output_specs')
+    backward_reads_values = True
 
     def __call__(self, *inputs):
         # The hot path of the whole library: unrolled for the common one- and
@@ -536,7 +716,7 @@ class Function:
                 ys = self.forward(inputs[0].data, inputs[1].data)
             else:
                 ys = self.forward(*[x.data for x in inputs])
-        except (ValueError, TypeError, IndexError) as e:
+        except (ValueError, TypeError, IndexError, AttributeError) as e:
             raise _forward_error(self, inputs, e) from e
         if ys.__class__ is tuple:
             return _record_outputs(self, inputs, ys)
@@ -546,7 +726,7 @@ class Function:
         y = _new_object(Variable)
         y.data = ys if ys.__class__ is np.ndarray else as_array(ys)
         y.grad = None
-        if Config.enable_backprop:
+        if _backprop_off == 0 or Config.enable_backprop:  # see _backprop_off
             # generation = max over inputs of (0 for a leaf, creator.generation + 1)
             c = inputs[0].creator
             generation = 0 if c is None else c.generation + 1
@@ -561,7 +741,7 @@ class Function:
             self.outputs = _OutputRef(y)
         else:
             y.creator = None
-        if _call_observers:
+        if _observed:
             _notify_forward(self, inputs, [y])
         return y
 
@@ -586,7 +766,7 @@ def _wrap_inputs(f, inputs):
 def _record_outputs(f, inputs, ys):
     """The general case of ``Function.__call__``: several outputs (returned as a list)."""
     outputs = [Variable(y if y.__class__ is np.ndarray else as_array(y)) for y in ys]
-    if Config.enable_backprop:
+    if _backprop_off == 0 or Config.enable_backprop:
         f.generation = _builtin_max([x.generation for x in inputs]) if inputs else 0
         for y in outputs:
             y.creator = f
@@ -594,19 +774,24 @@ def _record_outputs(f, inputs, ys):
         f.outputs = tuple([weakref.ref(y) for y in outputs])
         # An output the caller dropped still needs a zero gradient in backward.
         f.output_specs = tuple([(y.data.shape, y.data.dtype) for y in outputs])
-    if _call_observers:
+    if _observed:
         _notify_forward(f, inputs, outputs)
     return outputs if len(outputs) > 1 else outputs[0]
 
 
 def _notify_forward(f, inputs, outputs):
-    for observer in list(_call_observers):
+    for observer in list(_observers.list):
         observer.on_forward(f, inputs, outputs)
 
 
 def _forward_error(f, inputs, e):
+    name = type(f).__name__
+    for i, x in enumerate(inputs):
+        if x.data is None:  # e.g. a Parameter its layer has not initialised yet
+            return ValueError(f'{name}: input #{i} is {_describe(x)} with no data (None); give it '
+                              f'an array first (a layer sets its parameters at its first call)')
     shapes = ', '.join(str(x.data.shape) for x in inputs)
-    msg = f'{type(f).__name__}.forward failed for input shapes [{shapes}]: {e}'
+    msg = f'{name}.forward failed for input shapes [{shapes}]: {e}'
     try:
         return type(e)(msg)
     except Exception:  # an exception type whose constructor wants other arguments
@@ -629,16 +814,27 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
     ``capture=None`` (``Variable.backward``): leaf gradients are accumulated
     into ``.grad``.  ``capture`` a dict: gradients of the Variables it names
     are stored in it, and no ``.grad`` is touched (``autograd.grad``).
+
+    A gradient stored into a leaf's empty ``.grad`` is an array of its own,
+    writable, shared with no other leaf, seed or retained gradient, so
+    ``p.grad.data *= 0.5`` is safe.  It is copied only when it is not yet:
+    a view (``sum``'s broadcast, a reshape), an array another leaf or a
+    retained gradient got too, or a read-only array.  Fresh results of a
+    rule (matmul, sum_to, ...) are stored as they are.
+
+    Runs with ``Config.enable_backprop = create_graph`` in this thread only.
     """
-    global _hooks_in_use
-    if _hooks_in_use:  # hooks removed or their Variables gone since: skip the table again
-        _hooks_in_use = len(_variable_hooks) > 0
+    hooks_on = len(_variable_hooks) > 0  # one look per pass (see _variable_hooks)
+    observers = _current_observers()
     # The common case (no hooks, nothing retained or captured) reads each
     # output's gradient inline; everything else goes through _output_grads.
-    plain = not (_hooks_in_use or retain_grad or capture is not None or _call_observers)
+    plain = not (hooks_on or retain_grad or capture is not None or observers)
     heap = []
     seen = set()
     tie = itertools.count()
+    # Arrays the caller holds (seeds) or that stay reachable as a retained or
+    # hooked gradient: a leaf that would get one of them gets a copy.
+    shared = {id(getattr(g, 'data', g)) for g in grads.values()}
     for v in grads:
         f = v.creator
         if f is not None and f not in seen:
@@ -647,18 +843,22 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
 
     # Config is switched by hand rather than with using_config(): this runs on
     # every backward call and the context manager costs more than the rest of a
-    # small model's pass.  The finally clause restores it all the same.
+    # small model's pass.  The finally clause restores it all the same.  The
+    # switch is this thread's (see Config), so other threads keep recording.
     old_enable_backprop = Config.enable_backprop
-    Config.enable_backprop = create_graph
+    _set_enable_backprop(Config, create_graph)
     try:
         while heap:
             f = heapq.heappop(heap)[2]
             outputs = f.outputs
             if plain and outputs.__class__ is _OutputRef:
                 gys = None
-                gxs = f.backward(grads.pop(outputs()))
+                gy = grads.pop(outputs(), None)
+                if gy is None:
+                    raise _reused_function_error(f)
+                gxs = f.backward(gy)
             else:
-                gys = _output_grads(f, grads, retain_grad, capture)
+                gys = _output_grads(f, grads, retain_grad, capture, hooks_on, shared)
                 gxs = f.backward(*gys)
             if gxs.__class__ is not tuple:
                 gxs = (gxs,)
@@ -666,8 +866,8 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
             if len(gxs) != len(inputs):
                 raise ValueError(f'{type(f).__name__}.backward returned {len(gxs)} gradients '
                                  f'for {len(inputs)} inputs')
-            if gys is not None and _call_observers:  # plain passes exclude observers
-                for observer in list(_call_observers):
+            if gys is not None and observers:  # plain passes exclude observers
+                for observer in list(observers):
                     observer.on_backward(f, gys, gxs)
             for x, gx in zip(inputs, gxs):
                 if gx is None:
@@ -676,7 +876,12 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
                     gx = _check_grad(gx, x, f'{type(f).__name__}.backward: the gradient for its '
                                             f'input #{inputs.index(x)}')
                 g = grads.get(x)
-                grads[x] = gx if g is None else _sum_grads(g, gx)
+                if g is None:
+                    grads[x] = gx
+                elif create_graph:  # _sum_grads inlined: the mode is known here
+                    grads[x] = g + gx
+                else:
+                    grads[x] = Variable(as_array(g.data + gx.data))
                 c = x.creator
                 if c is not None and c not in seen:
                     seen.add(c)
@@ -684,30 +889,88 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
 
         # What is left are leaves (their creators, if any, were never reached).
         stored = set()
+        cycle = False
         for x, g in grads.items():
+            c = x.creator
+            if c is not None and c in seen:  # its creator ran but did not take it
+                raise _reused_function_error(c)
             if not x.requires_grad or capture is not None and x not in capture:
                 continue
-            if _hooks_in_use and x in _variable_hooks:
+            if hooks_on and x in _variable_hooks:
                 g = _variable_hooks[x].apply(x, g)
             if capture is not None:
                 capture[x] = g
                 continue
-            if id(g.data) in stored:  # two leaves got one array (y = a + b): own a copy each
-                g = Variable(g.data.copy())
-            stored.add(id(g.data))
-            x.grad = g if x.grad is None else _sum_grads(x.grad, g)
+            old = _grad_slot.__get__(x)  # the slot itself: core_simple's Variable wraps .grad
+            if old is None:
+                data = g.data
+                if (data.base is not None or id(data) in stored or id(data) in shared
+                        or not getattr(data.flags, 'writeable', True)):
+                    g = _Copy()(g) if create_graph else Variable(data.copy())
+                stored.add(id(g.data))
+            else:
+                g = _sum_grads(old, g)
+            _grad_slot.__set__(x, g)
+            cycle = cycle or g.creator is not None
     finally:
-        Config.enable_backprop = old_enable_backprop
+        _set_enable_backprop(Config, old_enable_backprop)
+    if cycle:
+        _warn_grad_cycle()
 
 
-def _output_grads(f, grads, retain_grad, capture):
+# The slot that stores a Variable's gradient (a subclass may wrap ``grad``).
+_grad_slot = Variable.grad
+_grad_cycle_warned = False
+
+
+def _warn_grad_cycle():
+    """Warn once per process, as PyTorch does, about the cycle create_graph makes."""
+    global _grad_cycle_warned
+    if _grad_cycle_warned:
+        return
+    _grad_cycle_warned = True
+    warnings.warn('backward(create_graph=True) stored a gradient that has a graph in a leaf\'s '
+                  '.grad: leaf -> .grad -> graph -> leaf is a reference cycle, so that memory '
+                  'is freed only by the garbage collector (and never with gc disabled). '
+                  'Call x.cleargrad() on each leaf when you are done with its gradient, or use '
+                  'dezero_kr.autograd.grad(y, x, create_graph=True), which returns the '
+                  'gradients and stores none.  (Shown once.)', UserWarning, stacklevel=4)
+
+
+def _reused_function_error(f):
+    name = type(f).__name__
+    return RuntimeError(f'{name}: this Function instance was called more than once while the '
+                        f'graph was recorded, so its inputs and outputs were overwritten by the '
+                        f'later call and the earlier output\'s gradient cannot be computed. '
+                        f'Create a new instance for every call ({name}()(x), not f = {name}(); '
+                        f'f(a); f(b)).')
+
+
+class _Copy(Function):
+    """y = a copy of x; dL/dx = gy.  Gives a leaf its own gradient array under create_graph."""
+    __slots__ = ()
+    backward_reads_values = False
+
+    def forward(self, x):
+        return x.copy()
+
+    def backward(self, gy):
+        return gy
+
+    def jvp(self, dx):
+        return dx
+
+
+def _output_grads(f, grads, retain_grad, capture, hooks_on, shared):
     """Pop the complete gradients of ``f``'s outputs from ``grads``."""
     outputs = f.outputs
     if outputs.__class__ is _OutputRef:
         y = outputs()
-        gy = grads.pop(y)
-        if _hooks_in_use or retain_grad or capture is not None:
-            gy = _arrived(y, gy, retain_grad, capture)
+        gy = grads.pop(y, None)
+        if gy is None:
+            raise _reused_function_error(f)
+        if hooks_on or retain_grad or capture is not None:
+            gy = _arrived(y, gy, retain_grad, capture, hooks_on, shared)
         return (gy,)
     gys = []
     for ref, (shape, dtype) in zip(outputs, f.output_specs):
@@ -717,23 +980,27 @@ def _output_grads(f, grads, retain_grad, capture):
             xp = cuda.get_array_module(f.inputs[0].data) if f.inputs else np
             gy = Variable(xp.zeros(shape, dtype))
         else:
-            gy = _arrived(y, gy, retain_grad, capture)
+            gy = _arrived(y, gy, retain_grad, capture, hooks_on, shared)
         gys.append(gy)
     return gys
 
 
-def _arrived(y, gy, retain_grad, capture):
+def _arrived(y, gy, retain_grad, capture, hooks_on, shared):
     """``y``'s gradient ``gy`` is complete: run its hooks, keep it where asked, return it.
 
     It goes to ``y.grad`` with ``retain_grad`` or ``y.retain_grad()`` (never
-    while capturing: ``autograd.grad`` touches no ``.grad``), to ``capture`` if named.
+    while capturing: ``autograd.grad`` touches no ``.grad``), to ``capture`` if
+    named.  An array kept or returned by a hook is added to ``shared``: a leaf
+    it flows into unchanged gets a copy.
     """
-    hooks = _variable_hooks.get(y) if _hooks_in_use else None
+    hooks = _variable_hooks.get(y) if hooks_on else None
     if hooks is not None:
         gy = hooks.apply(y, gy)
         retain_grad = retain_grad or (hooks.retain and capture is None)
+        shared.add(id(gy.data))
     if retain_grad:
         y.grad = gy if y.grad is None else y.grad + gy
+        shared.add(id(gy.data))
     if capture is not None and y in capture:
         capture[y] = gy
     return gy
@@ -742,15 +1009,17 @@ def _arrived(y, gy, retain_grad, capture):
 # =============================================================================
 # Operations used by Variable's operators and methods
 # =============================================================================
-def _scalar_or_array(c):
+def _scalar_or_array(c, op):
     """A constant operand: Python scalars stay scalars, so NumPy's weak-scalar
-    rule keeps the Variable's dtype (float32 * 2.5 is float32)."""
-    if isinstance(c, np.generic):
-        return c.item()
-    if isinstance(c, (bool, int, float, complex)) or isinstance(c, array_types):
+    rule keeps the Variable's dtype (float32 * 2.5 is float32).  Anything else
+    is a TypeError naming the operator ``op`` (``'+'``, ``'**'``, ...)."""
+    if isinstance(c, np.generic):  # first: np.float64 is a float, but not a weak scalar
+        if c.dtype.kind in 'biufc':
+            return c.item()
+    elif isinstance(c, (bool, int, float, complex)) or isinstance(c, array_types):
         return c
-    raise TypeError(f'unsupported operand type {type(c).__name__}: expected a Variable, '
-                    f'numpy.ndarray or Python scalar')
+    raise TypeError(f"unsupported operand type(s) for {op}: 'Variable' and '{type(c).__name__}' "
+                    f"(expected a Variable, a numpy.ndarray or a Python number)")
 
 
 # --- helpers for backward rules --------------------------------------------
@@ -806,6 +1075,7 @@ def add_tangents(a, b):
 class Add(Function):
     """y = x0 + x1 (broadcasting).  dL/dx0 = sum_to(gy), dL/dx1 = sum_to(gy)."""
     __slots__ = ()
+    backward_reads_values = False
 
     def forward(self, x0, x1):
         return x0 + x1
@@ -823,6 +1093,7 @@ class Add(Function):
 class AddConstant(Function):
     """y = x + c for a constant c (scalar or array); dL/dx = sum_to(gy)."""
     __slots__ = ('c',)
+    backward_reads_values = False
 
     def __init__(self, c):
         self.c = c
@@ -840,6 +1111,7 @@ class AddConstant(Function):
 class Sub(Function):
     """y = x0 - x1.  dL/dx0 = sum_to(gy), dL/dx1 = -sum_to(gy)."""
     __slots__ = ()
+    backward_reads_values = False
 
     def forward(self, x0, x1):
         return x0 - x1
@@ -857,6 +1129,7 @@ class Sub(Function):
 class SubConstant(Function):
     """y = x - c for a constant c; dL/dx = sum_to(gy)."""
     __slots__ = ('c',)
+    backward_reads_values = False
 
     def __init__(self, c):
         self.c = c
@@ -874,6 +1147,7 @@ class SubConstant(Function):
 class RSubConstant(Function):
     """y = c - x for a constant c; dL/dx = -sum_to(gy)."""
     __slots__ = ('c',)
+    backward_reads_values = False
 
     def __init__(self, c):
         self.c = c
@@ -910,6 +1184,7 @@ class Mul(Function):
 class MulConstant(Function):
     """y = x * c for a constant c; dL/dx = sum_to(gy * c)."""
     __slots__ = ('c',)
+    backward_reads_values = False
 
     def __init__(self, c):
         self.c = c
@@ -927,6 +1202,7 @@ class MulConstant(Function):
 class Neg(Function):
     """y = -x; dL/dx = -gy."""
     __slots__ = ()
+    backward_reads_values = False
 
     def forward(self, x):
         return -x
@@ -962,6 +1238,7 @@ class Div(Function):
 class DivConstant(Function):
     """y = x / c for a constant c; dL/dx = sum_to(gy / c)."""
     __slots__ = ('c',)
+    backward_reads_values = False
 
     def __init__(self, c):
         self.c = c
@@ -998,7 +1275,12 @@ class RDivConstant(Function):
 
 
 class Pow(Function):
-    """y = x ** c for a constant exponent c; dL/dx = sum_to(gy * c * x ** (c - 1))."""
+    """y = x ** c for a constant exponent c; dL/dx = sum_to(gy * c * x ** (c - 1)).
+
+    Where ``c == 0`` the derivative is 0 at every x, x = 0 included (``x ** 0``
+    is the constant 1; the formula would give ``0 * inf = nan`` there), as in
+    PyTorch.  So the (n+1)-th derivative of ``x ** n`` is 0 everywhere.
+    """
     __slots__ = ('c',)
 
     def __init__(self, c):
@@ -1009,18 +1291,28 @@ class Pow(Function):
 
     def backward(self, gy):
         x = self.inputs[0]
-        c = self.c
         g, a = operands(gy, x)
-        return as_grad(g * (c * a ** (c - 1)), x)
+        return as_grad(g * _pow_slope(a, self.c), x)
 
     def jvp(self, dx):
         x = self.inputs[0]
-        c = self.c
-        return _bcast_tangent(dx * (c * x ** (c - 1)), self.outputs[0]())
+        return _bcast_tangent(dx * _pow_slope(x, self.c), self.outputs[0]())
+
+
+def _pow_slope(x, c):
+    """``c * x ** (c - 1)`` (Variable or array ``x``, constant ``c``), exactly 0 where c == 0."""
+    if isinstance(c, array_types):
+        xp = cuda.get_array_module(c)
+        return c * x ** (xp.where(c == 0, 1, c) - 1)
+    return c * x ** (c - 1) if c != 0 else 0 * x ** 0
 
 
 class RPow(Function):
-    """y = c ** x for a constant base c; dL/dx = sum_to(gy * y * log(c))."""
+    """y = c ** x for a constant base c; dL/dx = sum_to(gy * y * log(c)).
+
+    Where ``c == 0`` and ``x >= 0`` the derivative is 0 (``0 ** x`` is 0, or 1
+    at x = 0, and the formula would give ``0 * -inf``), as in PyTorch.
+    """
     __slots__ = ('c',)
 
     def __init__(self, c):
@@ -1031,19 +1323,29 @@ class RPow(Function):
 
     def backward(self, gy):
         y = self.outputs[0]()
-        xp = cuda.get_array_module(y.data)
-        log_c = xp.log(xp.asarray(self.c, dtype=y.data.dtype))
-        return as_grad(gy * y * log_c, self.inputs[0])
+        return as_grad(gy * y * self._log_c(y), self.inputs[0])
 
     def jvp(self, dx):
         y = self.outputs[0]()
+        return _bcast_tangent(dx * self._log_c(y), y) * y
+
+    def _log_c(self, y):
         xp = cuda.get_array_module(y.data)
-        log_c = xp.log(xp.asarray(self.c, dtype=y.data.dtype))
-        return _bcast_tangent(dx * log_c, y) * y
+        c = xp.asarray(self.c, dtype=y.data.dtype)
+        zero = c == 0
+        if not zero.any():
+            return xp.log(c)
+        with np.errstate(divide='ignore'):
+            log_c = xp.log(c)
+        return xp.where(zero & (self.inputs[0].data >= 0), 0, log_c).astype(y.data.dtype)
 
 
 class PowVariable(Function):
-    """y = x ** e with both a Variable.  dL/dx = gy * e * x**(e-1), dL/de = gy * y * log(x)."""
+    """y = x ** e with both a Variable.  dL/dx = gy * e * x**(e-1), dL/de = gy * y * log(x).
+
+    As PyTorch: dL/dx is 0 where e == 0, and dL/de is 0 where x == 0 and
+    e >= 0 (instead of the ``0 * inf = nan`` of the formulas there).
+    """
     __slots__ = ()
 
     def forward(self, x, e):
@@ -1051,17 +1353,32 @@ class PowVariable(Function):
 
     def backward(self, gy):
         x, e = self.inputs
-        y = self.outputs[0]()
-        gx = gy * e * x ** (e - 1)
-        ge = gy * y * _log(x)
-        return as_grad(gx, x), as_grad(ge, e)
+        dydx, dyde = self._slopes()
+        return as_grad(gy * dydx, x), as_grad(gy * dyde, e)
 
     def jvp(self, dx, de):
+        y = self.outputs[0]()
+        dydx, dyde = self._slopes()
+        t0 = None if dx is None else dx * dydx
+        t1 = None if de is None else de * dyde
+        return _bcast_tangent(add_tangents(t0, t1), y)
+
+    def _slopes(self):
         x, e = self.inputs
         y = self.outputs[0]()
-        t0 = None if dx is None else dx * e * x ** (e - 1)
-        t1 = None if de is None else de * y * _log(x)
-        return _bcast_tangent(add_tangents(t0, t1), y)
+        xp = cuda.get_array_module(y.data)
+        e_zero = e.data == 0
+        # e - 1, but 0 where e == 0 (the added mask is a constant: d/de is still 1)
+        slope_exp = e - 1
+        if e_zero.any():
+            slope_exp = slope_exp + Constant(xp.asarray(e_zero, dtype=e.data.dtype))
+        x_zero = (x.data == 0) & (e.data >= 0)
+        # log(x), but log(1) = 0 where x == 0 and e >= 0 (y is 0 or 1 there, so y * log = 0)
+        if x_zero.any():
+            log_x = _log(x + Constant(xp.asarray(x_zero, dtype=y.data.dtype)))
+        else:
+            log_x = _log(x)
+        return e * x ** slope_exp, y * log_x
 
 
 class _Log(Function):
@@ -1085,26 +1402,26 @@ def _log(x):
 def add(x0, x1):
     if isinstance(x1, Variable):
         return Add()(x0, x1)
-    return AddConstant(_scalar_or_array(x1))(x0)
+    return AddConstant(_scalar_or_array(x1, '+'))(x0)
 
 
 def sub(x0, x1):
     if isinstance(x1, Variable):
         return Sub()(x0, x1)
-    return SubConstant(_scalar_or_array(x1))(x0)
+    return SubConstant(_scalar_or_array(x1, '-'))(x0)
 
 
 def rsub(x0, x1):
     """x1 - x0 (the reflected operator ``c - x``)."""
     if isinstance(x1, Variable):
         return Sub()(x1, x0)
-    return RSubConstant(_scalar_or_array(x1))(x0)
+    return RSubConstant(_scalar_or_array(x1, '-'))(x0)
 
 
 def mul(x0, x1):
     if isinstance(x1, Variable):
         return Mul()(x0, x1)
-    return MulConstant(_scalar_or_array(x1))(x0)
+    return MulConstant(_scalar_or_array(x1, '*'))(x0)
 
 
 def neg(x):
@@ -1114,34 +1431,35 @@ def neg(x):
 def div(x0, x1):
     if isinstance(x1, Variable):
         return Div()(x0, x1)
-    return DivConstant(_scalar_or_array(x1))(x0)
+    return DivConstant(_scalar_or_array(x1, '/'))(x0)
 
 
 def rdiv(x0, x1):
     """x1 / x0 (the reflected operator ``c / x``)."""
     if isinstance(x1, Variable):
         return Div()(x1, x0)
-    return RDivConstant(_scalar_or_array(x1))(x0)
+    return RDivConstant(_scalar_or_array(x1, '/'))(x0)
 
 
 def pow(x, c):
     """x ** c; ``c`` a constant (DeZero) or a Variable (differentiable exponent)."""
     if isinstance(c, Variable):
         return PowVariable()(x, c)
-    return Pow(_scalar_or_array(c))(x)
+    return Pow(_scalar_or_array(c, '**'))(x)
 
 
 def rpow(x, c):
     """c ** x (the reflected operator ``2 ** x``)."""
     if isinstance(c, Variable):
         return PowVariable()(c, x)
-    return RPow(_scalar_or_array(c))(x)
+    return RPow(_scalar_or_array(c, '**'))(x)
 
 
 # --- shape operations ----------------------------------------------------------
 class Reshape(Function):
     """y = x.reshape(shape); dL/dx = gy.reshape(x.shape)."""
     __slots__ = ('shape',)
+    backward_reads_values = False
 
     def __init__(self, shape):
         self.shape = shape
@@ -1165,6 +1483,7 @@ def reshape(x, shape):
 class Transpose(Function):
     """y = x.transpose(axes); dL/dx = gy.transpose(argsort(axes))."""
     __slots__ = ('axes',)
+    backward_reads_values = False
 
     def __init__(self, axes=None):
         self.axes = axes
@@ -1197,6 +1516,7 @@ def _is_basic_index(slices):
 class GetItem(Function):
     """y = x[slices]; dL/dx = zeros with gy scattered (added) at ``slices``."""
     __slots__ = ('slices',)
+    backward_reads_values = False
 
     def __init__(self, slices):
         self.slices = slices
@@ -1215,6 +1535,7 @@ class GetItem(Function):
 class GetItemGrad(Function):
     """gx = zeros(in_shape); gx[slices] += gy (repeated indices add up)."""
     __slots__ = ('slices', 'in_shape')
+    backward_reads_values = False
 
     def __init__(self, slices, in_shape):
         self.slices = slices
@@ -1249,6 +1570,7 @@ def get_item(x, slices):
 class Sum(Function):
     """y = x.sum(axis, keepdims); dL/dx = gy broadcast back to x.shape."""
     __slots__ = ('axis', 'keepdims')
+    backward_reads_values = False
 
     def __init__(self, axis, keepdims):
         self.axis = axis
@@ -1273,6 +1595,7 @@ def sum(x, axis=None, keepdims=False):
 class SumTo(Function):
     """y = sum_to(x, shape) (undo broadcasting); dL/dx = broadcast_to(gy, x.shape)."""
     __slots__ = ('shape',)
+    backward_reads_values = False
 
     def __init__(self, shape):
         self.shape = tuple(shape)
@@ -1296,6 +1619,7 @@ def sum_to(x, shape):
 class BroadcastTo(Function):
     """y = broadcast_to(x, shape); dL/dx = sum_to(gy, x.shape)."""
     __slots__ = ('shape',)
+    backward_reads_values = False
 
     def __init__(self, shape):
         self.shape = tuple(shape)
@@ -1361,7 +1685,13 @@ def matmul(x, W):
 
 
 class Max(Function):
-    """y = x.max(axis, keepdims).  dL/dx = gy where x equals the max (every tie gets it), else 0."""
+    """y = x.max(axis, keepdims).  dL/dx = gy / k at the k elements equal to the max, else 0.
+
+    Ties split the gradient evenly (two tied maxima get gy / 2 each), in
+    ``backward`` and ``jvp`` alike, as PyTorch's ``amax``/``max`` and JAX: a
+    valid subgradient, so forward- and reverse-mode Jacobians agree.  (Max
+    *pooling* routes to the first maximum instead; see functions_conv.)
+    """
     __slots__ = ('axis', 'keepdims')
 
     def __init__(self, axis=None, keepdims=False):
@@ -1371,48 +1701,34 @@ class Max(Function):
     def forward(self, x):
         return x.max(axis=self.axis, keepdims=self.keepdims)
 
-    def _mask(self):
-        x = self.inputs[0]
-        y = self.outputs[0]()
-        shape = max_backward_shape(x.data, self.axis)
-        return (x.data == y.data.reshape(shape)).astype(x.data.dtype), shape
+    def _weights(self):
+        """(1/k at the k extreme elements of each reduction, else 0; gy's shape with kept axes)."""
+        x = self.inputs[0].data
+        y = self.outputs[0]().data
+        shape = max_backward_shape(x, self.axis)
+        mask = x == y.reshape(shape)
+        count = mask.sum(axis=self.axis, keepdims=True)
+        # count is 0 only where y is NaN: no element equals it, and 0 / 1 keeps them all 0
+        weights = mask / cuda.get_array_module(count).maximum(count, 1)
+        if x.dtype.kind in 'fc':
+            weights = weights.astype(x.dtype, copy=False)
+        return weights, shape
 
     def backward(self, gy):
-        mask, shape = self._mask()
-        return broadcast_to(reshape(gy, shape), mask.shape) * mask
+        weights, shape = self._weights()
+        return broadcast_to(reshape(gy, shape), weights.shape) * weights
 
     def jvp(self, dx):
-        # Forward mode picks the first maximal element per reduction (ties
-        # would otherwise be counted twice); backward keeps DeZero's rule.
-        mask, shape = self._mask()
-        x = self.inputs[0]
-        axes = tuple(range(x.ndim)) if self.axis is None else self.axis
-        first = _first_true(mask, axes)
-        return sum(dx * first, self.axis, self.keepdims)
+        weights, _ = self._weights()
+        return sum(dx * weights, self.axis, self.keepdims)
 
 
 class Min(Max):
-    """y = x.min(axis, keepdims); gradient as for Max."""
+    """y = x.min(axis, keepdims); gradient as for Max (ties split evenly)."""
     __slots__ = ()
 
     def forward(self, x):
         return x.min(axis=self.axis, keepdims=self.keepdims)
-
-
-def _first_true(mask, axes):
-    # Keep only the first 1 of ``mask`` along the reduced axes (C order).
-    xp = cuda.get_array_module(mask)
-    if not isinstance(axes, tuple):
-        axes = (axes,)
-    axes = tuple(a % mask.ndim for a in axes)
-    rest = tuple(i for i in range(mask.ndim) if i not in axes)
-    perm = rest + axes
-    m = mask.transpose(perm)
-    flat = m.reshape(m.shape[:len(rest)] + (-1,))
-    first = xp.zeros_like(flat)
-    idx = flat.argmax(axis=-1)
-    xp.put_along_axis(first, idx[..., None], 1, axis=-1)
-    return first.reshape(m.shape).transpose(np.argsort(perm))
 
 
 def max(x, axis=None, keepdims=False):

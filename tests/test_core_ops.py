@@ -172,10 +172,12 @@ def test_max_min(fn, axis, keepdims):
     check_backward(lambda v: fn(v, axis, keepdims), x)
 
 
-def test_max_ties_each_get_the_full_gradient_as_in_dezero():
+def test_max_ties_split_the_gradient_evenly():
+    # Issue 11 changed DeZero's rule (every tie got the whole gradient, sum 2)
+    # to PyTorch's amax / JAX rule: the ties share it.  Details in test_trust_core.py.
     x = Variable(np.array([1.0, 3.0, 3.0]))
     C.max(x).backward()
-    np.testing.assert_array_equal(x.grad.data, [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(x.grad.data, [0.0, 0.5, 0.5])
 
 
 def test_elementwise_dtype_and_grad_dtype_float32():

@@ -219,6 +219,7 @@ def _cases():
         ('broadcast_to', lambda a: C.broadcast_to(a, (3, 4)), w4),
         ('max axis', lambda a: C.max(a, axis=0), x34),
         ('min axis keepdims', lambda a: C.min(a, axis=1, keepdims=True), x34),
+        ('copy (a leaf gradient under create_graph)', lambda a: C._Copy()(a), x34),
         ('clip', lambda a: M.clip(a, -0.5, 0.5), _r(3, 4, seed=7)),
         ('maximum', M.maximum, x34, y34),
         ('minimum', M.minimum, x34, y34),
