@@ -40,7 +40,7 @@ if __name__ == '__main__':
     x = Variable(np.array(2.0))
     print('Square, x=2: 수치 미분 =', numerical_diff(Square(), x), '(정답 4)')
 
-    # 첨부 자료의 예: g = 3x+1, y = g^2 이면 dy/dx = 2g * 3 = 6(3x+1)
+    # 연쇄 법칙의 예: g = 3x+1, y = g^2 이면 dy/dx = 2g * 3 = 6(3x+1)
     def f(x):
         return Square()(type(x)(3 * x.data + 1))
 

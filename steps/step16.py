@@ -16,7 +16,7 @@ rebase(클래스)와 functional(소문자 함수) 도우미로 한 번에 한다
 
 출력에서 볼 것
 * 마름모 y = 2x^4 (x=2): 변수들의 세대, 처리 순서, dy/dx = 64 (14단계 방식은 96)
-* 첨부 자료의 예 u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26
+* 제2고지의 대표 예제 u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26
 """
 import heapq
 import itertools

@@ -7,7 +7,7 @@ x * 2.0, 3.0 + x, np.array(1.0) + x 처럼 Variable과 다른 값을 섞어 계�
   감쌀 때는 다른 입력 Variable과 같은 클래스를 쓴다(02단계에서 출력 클래스를 정한 방식과 같다).
 * __radd__, __rmul__: 3.0 * x 에서 왼쪽 피연산자 float은 Variable과 곱하는 법을 모르므로
   파이썬이 x.__rmul__(3.0)을 부른다. 덧셈과 곱셈은 교환 법칙이 성립하므로 add, mul을 그대로 쓴다.
-* __array_priority__: 왼쪽이 ndarray이면 NumPy가 먼저 나서서 Variable을 "원소 하나짜리 물체"로 보고
+* __array_priority__: 왼쪽이 ndarray이면 NumPy가 먼저 나서서 Variable을 원소마다 넣을 객체(object)로 보고
   원소마다 계산한 object 배열을 만들어 버린다. 우선순위를 ndarray(0)보다 크게 주면 NumPy가
   양보하고 Variable.__radd__가 불린다.
 

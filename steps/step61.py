@@ -6,7 +6,7 @@
 
     값 클리핑        g_i <- min(max(g_i, -c), c)              원소마다. 방향이 바뀐다
     노름 클리핑      g <- g * min(1, c / ||g||)               텐서마다. 방향은 그대로, 길이만 c로
-    전역 노름 클리핑  ||g|| = sqrt(sum_p ||g_p||^2) 하나로      모든 파라미터를 한 벡터로 보고 같은 비율로
+    전역 노름 클리핑  ||g|| = sqrt(sum_p ||g_p||^2) 하나로      모든 매개변수를 한 벡터로 보고 같은 비율로
                      (PyTorch clip_grad_norm_과 같다; 자르기 전 노름을 돌려준다)
     AGC (NFNet)     단위(출력 하나)마다 ||G_i|| / max(||W_i||, eps) > lambda 이면
                      G_i <- lambda * max(||W_i||, eps) / ||G_i|| * G_i   가중치 크기에 비례한 한계
@@ -34,7 +34,7 @@ from dezero_kr.grad_clip import (adaptive_clip_grad, clip_grad_norm, clip_grad_n
 
 
 def params_with_grads():
-    """기울기를 미리 채워 둔 파라미터 두 개 (매번 새로 만들어 방식끼리 섞이지 않게)."""
+    """기울기를 미리 채워 둔 매개변수 두 개 (매번 새로 만들어 방식끼리 섞이지 않게)."""
     p1, p2 = Parameter(np.zeros(2), name='p1'), Parameter(np.zeros(2), name='p2')
     p1.grad = Parameter(np.array([3.0, 4.0]))
     p2.grad = Parameter(np.array([0.0, 12.0]))
