@@ -6,7 +6,7 @@ README.md, the step goldens (printed labels) and dezero_kr/**/*.py (Korean docst
 messages) -- is searched for
 
 * retired variants of a glossary term (그래디언트 -> 기울기, 파라미터 -> 매개변수,
-  전진 모드 -> 순방향 모드, 2계 도함수 -> 2차 미분),
+  전진 모드 -> 순방향 모드, 2계 도함수 / 고계 미분 -> 2차 / 고차 미분),
 * literal slips that read as a mistranslation (바퀴 for a wheel, 이름 풀이 for DNS
   resolution, ...),
 * references to documents the project does not contain (첨부 자료, 해설서, 시드 문서):
@@ -27,6 +27,9 @@ RETIRED = {
     '파라미터': '매개변수',
     '전진 모드': '순방향 모드',
     '2계 도함수': '2차 미분',
+    '2계 미분': '2차 미분',
+    '계 도함수': '차 미분',
+    '고계 미분': '고차 미분',
     '바퀴 약': 'wheel 파일',
     '이름 풀이': '이름 조회(DNS)',
     '원소 하나짜리 물체': '원소 하나짜리 값(스칼라)',
