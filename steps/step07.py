@@ -44,12 +44,14 @@ class Variable(step06.Variable):
 class Function(step06.Function):
     def __call__(self, input):
         output = super().__call__(input)  # 06단계: 입력을 기억하고 계산한다
-        output.set_creator(self)  # 출력이 자기를 만든 함수를 기억해야 거꾸로 갈 수 있다
+        # 출력이 자기를 만든 함수를 기억해야 거꾸로 갈 수 있다
+        output.set_creator(self)
         self.output = output
         return output
 
 
-# 계산(forward/backward)은 06단계 그대로, 그래프를 기록하는 이 단계의 Function 위에 얹는다
+# 계산(forward/backward)은 06단계 그대로, 그래프를 기록하는 이 단계의 Function
+# 위에 얹는다
 class Square(Function, step06.Square):
     pass
 
@@ -59,9 +61,11 @@ class Exp(Function, step06.Exp):
 
 
 def graph_dot(y, names):
-    """y에서 creator -> input 을 거슬러 가며 계산 그래프를 DOT 텍스트로 만든다 (역전파와 같은 길).
+    """y에서 creator -> input 을 거슬러 가며 계산 그래프를 DOT 텍스트로 만든다
+    (역전파와 같은 길).
 
-    names: {변수: 이름}. 변수는 주황 타원, 함수는 파란 상자, 화살표는 계산이 흐르는 방향이다.
+    names: {변수: 이름}. 변수는 주황 타원, 함수는 파란 상자, 화살표는 계산이
+    흐르는 방향이다.
     """
     lines = ['digraph g {', 'node [fontname="NanumGothic", fontsize=11]']
     v = y
@@ -78,7 +82,8 @@ def graph_dot(y, names):
 
 
 def deep_backward(Variable, depth):
-    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를 돌려준다."""
+    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를
+    돌려준다."""
     x = Variable(np.array(1.0))
     y = x
     for _ in range(depth):

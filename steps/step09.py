@@ -21,7 +21,8 @@ from step04 import numerical_diff  # noqa: F401 (10단계가 여기서 가져간
 
 
 def as_array(x):
-    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다. 배열은 그대로 둔다."""
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다. 배열은
+    그대로 둔다."""
     if np.isscalar(x):
         return np.array(x)
     return x

@@ -39,7 +39,8 @@ class TracingVariable(Variable):
 
 
 def function_generations(y):
-    """y에 이르는 함수마다 세대를 매긴다(입력이 모두 잎이면 0, 아니면 입력을 만든 함수 세대의 최댓값 + 1)."""
+    """y에 이르는 함수마다 세대를 매긴다(입력이 모두 잎이면 0, 아니면 입력을
+    만든 함수 세대의 최댓값 + 1)."""
     funcs, stack = [], [y.creator]
     while stack:  # y에서 거슬러 올라가며 함수를 모두 모은다
         f = stack.pop()
@@ -47,7 +48,8 @@ def function_generations(y):
             funcs.append(f)
             stack.extend(x.creator for x in f.inputs)
     gen = {f: 0 for f in funcs}
-    for _ in funcs:  # 가장 긴 경로도 함수 개수를 넘지 않으므로 이만큼 반복하면 값이 정해진다
+    # 가장 긴 경로도 함수 개수를 넘지 않으므로 이만큼 반복하면 값이 정해진다
+    for _ in funcs:
         for f in funcs:
             gen[f] = max(0 if x.creator is None else gen[x.creator] + 1 for x in f.inputs)
     return gen
@@ -67,7 +69,8 @@ def compare(title, build, leaves, expected):
     xs = [Variable(np.array(v)) for v in leaves]
     out, labels = build(*xs)
     gen = function_generations(out)
-    order = sorted(gen, key=lambda f: -gen[f])  # 세대가 큰 것부터, 각 함수는 한 번씩
+    # 세대가 큰 것부터, 각 함수는 한 번씩
+    order = sorted(gen, key=lambda f: -gen[f])
     print('  세대:', ', '.join(f'{labels[f]}: {gen[f]}' for f in order))
     out.grad = np.array(1.0)
     for f in order:
@@ -79,10 +82,11 @@ def compare(title, build, leaves, expected):
 
 
 def order_dot(funcs, labels, gen, wrong):
-    """그래프를 DOT 텍스트로: 변수(타원)와 함수(상자)에 세대와 두 방식의 처리 순서를 적는다.
+    """그래프를 DOT 텍스트로: 변수(타원)와 함수(상자)에 세대와 두 방식의 처리
+    순서를 적는다.
 
-    funcs는 세대순(출력 쪽부터). 함수 이름 'a=x^2'의 '=' 앞이 출력 변수의 이름이고,
-    잎 변수에는 입력 쪽에서 만난 순서대로 x, y, ... 를 붙인다.
+    funcs는 세대순(출력 쪽부터). 함수 이름 'a=x^2'의 '=' 앞이 출력 변수의
+    이름이고, 잎 변수에는 입력 쪽에서 만난 순서대로 x, y, ... 를 붙인다.
     """
     names, leaves = {}, iter('xyzw')
     for f in funcs:
@@ -103,7 +107,8 @@ def order_dot(funcs, labels, gen, wrong):
                          'color=orange, style=filled]')
             lines.append(f'f{id(f)} -> v{id(out)}')
     lines.append('}')
-    return '\n'.join(dict.fromkeys(lines)) + '\n'  # 같은 줄(두 번 쓰인 간선)은 한 번만
+    # 같은 줄(두 번 쓰인 간선)은 한 번만
+    return '\n'.join(dict.fromkeys(lines)) + '\n'
 
 
 def diamond(x):

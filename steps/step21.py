@@ -23,11 +23,13 @@ import numpy as np
 import step18
 import step20
 from step16 import functional, rebase
-from step20 import Config, FunctionHeap, as_array, no_grad, using_config  # noqa: F401
+# noqa: F401
+from step20 import Config, FunctionHeap, as_array, no_grad, using_config
 
 
 def as_variable(obj, cls=None):
-    """obj를 Variable로 만든다. cls를 주면 그 클래스(이 단계 Variable의 하위 클래스)로 감싼다."""
+    """obj를 Variable로 만든다. cls를 주면 그 클래스(이 단계 Variable의 하위
+    클래스)로 감싼다."""
     if isinstance(obj, Variable):
         return obj
     return (cls or Variable)(as_array(obj))
@@ -46,7 +48,8 @@ square, exp, add, mul = functional(Square, Exp, Add, Mul)
 
 class Variable(step20.Variable):
     __array_priority__ = 200
-    # 함수를 클래스 속성으로 두면 메서드가 된다: x + 1 -> add(x, 1), 1 + x -> add(x, 1)
+    # 함수를 클래스 속성으로 두면 메서드가 된다: x + 1 -> add(x, 1), 1 + x ->
+    # add(x, 1)
     __add__ = __radd__ = add
     __mul__ = __rmul__ = mul
 

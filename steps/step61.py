@@ -34,7 +34,8 @@ from dezero_kr.grad_clip import (adaptive_clip_grad, clip_grad_norm, clip_grad_n
 
 
 def params_with_grads():
-    """기울기를 미리 채워 둔 매개변수 두 개 (매번 새로 만들어 방식끼리 섞이지 않게)."""
+    """기울기를 미리 채워 둔 매개변수 두 개 (매번 새로 만들어 방식끼리 섞이지
+    않게)."""
     p1, p2 = Parameter(np.zeros(2), name='p1'), Parameter(np.zeros(2), name='p2')
     p1.grad = Parameter(np.array([3.0, 4.0]))
     p2.grad = Parameter(np.array([0.0, 12.0]))
@@ -53,7 +54,8 @@ def show(label, params, original, extra=''):
 
 
 def minimize_w4(lr, max_norm, steps):
-    """f(w) = w^4 을 w = 3에서 경사하강법으로. max_norm이 있으면 갱신 전에 노름 클리핑."""
+    """f(w) = w^4 을 w = 3에서 경사하강법으로. max_norm이 있으면 갱신 전에 노름
+    클리핑."""
     w = Parameter(np.array(3.0), name='w')
     history = []
     for _ in range(steps):

@@ -45,10 +45,12 @@ def exact_jacobian(x):
 
 
 def count_passes(g, point, mode):
-    """jacobian(g, point, mode)를 구하며 (순전파 횟수, 역전파 횟수, 결과)를 센다.
+    """jacobian(g, point, mode)를 구하며 (순전파 횟수, 역전파 횟수, 결과)를
+    센다.
 
-    순전파: g가 불린 횟수 (순방향 모드에서는 접선을 싣고 한 번 지나가는 것이 JVP 한 번이다).
-    역전파: 입력 변수에 건 hook이 불린 횟수 (역전파 한 번마다 입력의 기울기가 한 번 완성된다).
+    순전파: g가 불린 횟수 (순방향 모드에서는 접선을 싣고 한 번 지나가는 것이 JVP
+    한 번이다). 역전파: 입력 변수에 건 hook이 불린 횟수 (역전파 한 번마다 입력의
+    기울기가 한 번 완성된다).
     """
     counts = {'forward': 0, 'backward': 0}
 
@@ -77,7 +79,8 @@ if __name__ == '__main__':
     y, vj = vjp(f, x, v=v)
     print('VJP  v =', v, ' -> v^T J =', np.round(vj.data, 6), '  (v @ J =', np.round(v @ J, 6), ')')
 
-    # 순방향 모드의 접선이 실제로 어떻게 흐르는지: y = sin(x) * x,  dy = (cos(x) x + sin(x)) dx
+    # 순방향 모드의 접선이 실제로 어떻게 흐르는지: y = sin(x) * x, dy = (cos(x)
+    # x + sin(x)) dx
     x1 = Variable(np.array(0.5))
     y, dy = jvp(lambda x: F.sin(x) * x, (x1,), (np.array(1.0),))
     print(f'\ny = sin(x) x, x = 0.5, dx = 1: jvp의 dy = {float(dy.data):.9f}, '

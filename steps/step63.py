@@ -113,7 +113,8 @@ def diagonal_layers():
         h.grad = Variable(np.array([[1.0, 0.0]]))  # 출력 쪽 기울기
         h.backward()
         g = x.grad.data[0]
-        bound = np.prod([np.linalg.norm(D, 2) for D in layers])  # 층별 최대 특이값의 곱
+        # 층별 최대 특이값의 곱
+        bound = np.prod([np.linalg.norm(D, 2) for D in layers])
         print(f'{name}: 입력 쪽 기울기 {np.round(g, 9).tolist()}, 노름 {np.linalg.norm(g):.9f}, '
               f'상한 {bound:.9f}')
 

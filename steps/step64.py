@@ -29,8 +29,9 @@ dezero_kr.models.GPT(vocab_size, block_size, n_embd, n_head, n_layer)가 이 모
 """
 import os
 
-# 작은 행렬 곱을 아주 많이 하는 학습에서는 BLAS 스레드 하나가 더 빠르다. 다른 일로 바쁜 컴퓨터에서는
-# 여러 스레드가 서로를 기다리느라 10배 가까이 느려지기도 한다. NumPy를 import하기 전에 정해야 한다.
+# 작은 행렬 곱을 아주 많이 하는 학습에서는 BLAS 스레드 하나가 더 빠르다. 다른
+# 일로 바쁜 컴퓨터에서는 여러 스레드가 서로를 기다리느라 10배 가까이 느려지기도
+# 한다. NumPy를 import하기 전에 정해야 한다.
 for _name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
     os.environ.setdefault(_name, '1')
 
@@ -58,9 +59,11 @@ def random_windows(dataset, rng, batch_size, block_size):
 
 def attention_demo():
     rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((4, 8)) for _ in range(3))  # 위치 4개, 벡터 길이 8
+    # 위치 4개, 벡터 길이 8
+    q, k, v = (rng.standard_normal((4, 8)) for _ in range(3))
     scores = q @ k.T / math.sqrt(8)
-    masked = F.masked_fill(scores, F.causal_mask(4), -np.inf)  # 미래(대각선 위)를 가린다
+    # 미래(대각선 위)를 가린다
+    masked = F.masked_fill(scores, F.causal_mask(4), -np.inf)
     weights = F.softmax(masked, axis=-1)
     print('인과 마스크를 쓴 어텐션 가중치 (행: 질문하는 위치, 열: 보는 위치):')
     print(np.round(weights.data, 4))

@@ -8,7 +8,8 @@ import sys
 
 import numpy as np
 
-# steps/의 단계들은 서로를 `import step04`처럼 가져오므로 그 폴더를 경로에 넣는다.
+# steps/의 단계들은 서로를 `import step04`처럼 가져오므로 그 폴더를 경로에
+# 넣는다.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / 'steps'))
 
 import step04  # noqa: E402  (위의 경로가 있어야 가져올 수 있다)
@@ -20,8 +21,9 @@ import step10  # noqa: E402
 def exercise_1():
     """f(x) = x^3, x = 1, h = 0.01에서 두 수치 미분의 오차를 예측하고 확인한다.
 
-    테일러 전개로 전진 차분 = f' + f''h/2 + f'''h^2/6 = 3 + 3h + h^2 (오차 0.0301),
-    중앙 차분 = f' + f'''h^2/6 = 3 + h^2 (오차 0.0001). 오차의 비는 h에 비례/h^2에 비례.
+    테일러 전개로 전진 차분 = f' + f''h/2 + f'''h^2/6 = 3 + 3h + h^2 (오차
+    0.0301), 중앙 차분 = f' + f'''h^2/6 = 3 + h^2 (오차 0.0001). 오차의 비는 h에
+    비례/h^2에 비례.
     """
     def cube(v):
         return step04.Variable(v.data ** 3)
@@ -36,7 +38,8 @@ def exercise_1():
 def exercise_2():
     """y = exp(square(exp(x)))의 미분을 09단계 함수로 구하고 닫힌 식과 비교한다.
 
-    u = e^x, v = u^2 = e^{2x}, y = e^v 이면 dy/dx = e^v * 2u * u = 2 e^{2x} exp(e^{2x}).
+    u = e^x, v = u^2 = e^{2x}, y = e^v 이면 dy/dx = e^v * 2u * u = 2 e^{2x}
+    exp(e^{2x}).
     """
     x = step09.Variable(np.array(0.5))
     y = step09.exp(step09.square(step09.exp(x)))
@@ -62,7 +65,8 @@ def cube(x):
 
 
 def exercise_3():
-    """Cube를 만들어 10단계의 기울기 확인을 통과시키고, exp와 이어도 맞는지 본다."""
+    """Cube를 만들어 10단계의 기울기 확인을 통과시키고, exp와 이어도 맞는지
+    본다."""
     for value in (-1.5, 0.3, 2.0):
         ok, backprop, numeric = step10.gradient_check(cube, step09.Variable(np.array(value)))
         assert ok, (value, backprop, numeric)
@@ -75,7 +79,8 @@ def exercise_3():
 
 
 def exercise_4():
-    """x = 1에 Square를 1020번 이은 그래프: 08단계(반복문)는 x.grad = 2^1020을 낸다.
+    """x = 1에 Square를 1020번 이은 그래프: 08단계(반복문)는 x.grad = 2^1020을
+    낸다.
 
     y = x^(2^1020)이고 x = 1이면 y = 1, dy/dx = 2^1020 x^(2^1020 - 1) = 2^1020.
     연쇄 법칙으로는 매 층의 국소 미분 2a = 2 (a = 1)가 1020번 곱해진다.

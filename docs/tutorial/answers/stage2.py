@@ -17,7 +17,8 @@ import step22  # noqa: E402
 
 
 def skip_graph(m, x_value):
-    """a = x^2, b = a^2, y = b + a: a가 두 곳에 쓰이는 (건너뛰는 연결이 있는) 그래프."""
+    """a = x^2, b = a^2, y = b + a: a가 두 곳에 쓰이는 (건너뛰는 연결이 있는)
+    그래프."""
     x = m.Variable(np.array(x_value))
     a = m.square(x)
     b = m.square(a)
@@ -26,11 +27,13 @@ def skip_graph(m, x_value):
 
 
 def exercise_1():
-    """14단계 방식은 이 그래프에서 dy/dx를 얼마로 계산하는가? (x = 1, 정답 4x^3 + 2x = 6)
+    """14단계 방식은 이 그래프에서 dy/dx를 얼마로 계산하는가? (x = 1, 정답 4x^3
+    + 2x = 6)
 
-    y.backward()는 add를 처리해 b.grad = 1, a.grad = 1을 만들고, 목록 끝의 a=x^2를 먼저 꺼낸다:
-    x.grad = 2x * 1 = 2. 그다음 b=a^2가 a.grad에 2a * 1 = 2를 더해 3이 되고, a=x^2를 다시
-    처리해 x.grad에 2x * 3 = 6을 더한다. 합계 8 (a=x^2가 두 번, 처음에는 반만 모인 채로).
+    y.backward()는 add를 처리해 b.grad = 1, a.grad = 1을 만들고, 목록 끝의
+    a=x^2를 먼저 꺼낸다: x.grad = 2x * 1 = 2. 그다음 b=a^2가 a.grad에 2a * 1 =
+    2를 더해 3이 되고, a=x^2를 다시 처리해 x.grad에 2x * 3 = 6을 더한다. 합계 8
+    (a=x^2가 두 번, 처음에는 반만 모인 채로).
     """
     x, *_, y = skip_graph(step14, 1.0)
     y.backward()
@@ -41,7 +44,8 @@ def exercise_1():
 
 
 def exercise_2():
-    """같은 그래프에서 16단계의 세대: x 0, a 1, b 2, y 3. 함수는 a=x^2 0, b=a^2 1, add 2."""
+    """같은 그래프에서 16단계의 세대: x 0, a 1, b 2, y 3. 함수는 a=x^2 0, b=a^2
+    1, add 2."""
     x, a, b, y = skip_graph(step16, 2.0)
     assert (x.generation, a.generation, b.generation, y.generation) == (0, 1, 2, 3)
     assert (a.creator.generation, b.creator.generation, y.creator.generation) == (0, 1, 2)
@@ -50,7 +54,8 @@ def exercise_2():
 
 
 def exercise_3():
-    """22단계의 연산자만으로 sigmoid(x) = 1 / (1 + exp(-x))를 쓰고 미분이 s(1 - s)인지 본다."""
+    """22단계의 연산자만으로 sigmoid(x) = 1 / (1 + exp(-x))를 쓰고 미분이 s(1 -
+    s)인지 본다."""
     def sigmoid(x):
         return 1 / (1 + step22.exp(-x))
 

@@ -26,12 +26,14 @@ from dezero_kr.utils import numerical_grad
 
 
 def vanishing():
-    """Chain of ten sigmoids; each bias resets the pre-activation to 0, where sigmoid' = 1/4."""
+    """Chain of ten sigmoids; each bias resets the pre-activation to 0, where
+    sigmoid' = 1/4."""
     grid = np.linspace(-10, 10, 20001)
     s = 1 / (1 + np.exp(-grid))
     slope = s * (1 - s)
     assert slope.max() == 0.25 and grid[slope.argmax()] == 0.0
-    # shape (1,): F.sigmoid on a 0-d array currently fails (reported to the lead)
+    # shape (1,): F.sigmoid on a 0-d array currently fails (reported to the
+    # lead)
     h0 = Variable(np.array([0.0]))
     h = h0
     for _ in range(10):
@@ -50,7 +52,8 @@ def vanishing():
 
 
 def init_spread():
-    """Std of the activations after 10 ReLU layers (256 wide) for three weight scales."""
+    """Std of the activations after 10 ReLU layers (256 wide) for three weight
+    scales."""
     n, depth = 256, 10
     print('2. 초기화: ReLU 10층(폭 256)을 지난 활성값의 표준편차')
     results = {}
@@ -63,18 +66,20 @@ def init_spread():
             h = np.maximum(h @ W, 0)
         results[label] = h.std()
         print(f'   {label:<17} std = {h.std():.3g}')
-    # He keeps the scale (order 1); sqrt(1/n) halves the second moment each layer;
-    # 0.01 shrinks it by (0.01**2 * 256 / 2) per layer.
+    # He keeps the scale (order 1); sqrt(1/n) halves the second moment each
+    # layer; 0.01 shrinks it by (0.01**2 * 256 / 2) per layer.
     assert 0.3 < results['He sqrt(2/n)'] < 3
     ratio = results['Xavier sqrt(1/n)'] / results['He sqrt(2/n)']
-    assert abs(ratio - 2 ** -5) < 0.01, ratio  # (1/2)^(10/2): half the variance per layer
+    # (1/2)^(10/2): half the variance per layer
+    assert abs(ratio - 2 ** -5) < 0.01, ratio
     assert results['0.01'] < 1e-8
     print(f'   Xavier / He = {ratio:.4f} (2 ** -5 = {2 ** -5})')
     return results
 
 
 def residual():
-    """d/dx of ten residual blocks x + 0.1 tanh(x) vs one block with F(x) = -x."""
+    """d/dx of ten residual blocks x + 0.1 tanh(x) vs one block with F(x) = -x.
+    """
     x = Variable(np.array(0.5))
     h = x
     for _ in range(10):
@@ -98,7 +103,8 @@ def residual():
 
 
 class Value:
-    """micrograd-sized scalar node: data, grad, children and the local derivatives."""
+    """micrograd-sized scalar node: data, grad, children and the local
+    derivatives."""
 
     def __init__(self, data, children=(), local_grads=(), name=''):
         self.data, self.grad, self.name = data, 0.0, name
@@ -112,7 +118,8 @@ class Value:
 
 
 def build_topo(root):
-    """Depth-first post-order: every node after all the nodes it was computed from."""
+    """Depth-first post-order: every node after all the nodes it was computed
+    from."""
     topo, visited = [], set()
 
     def visit(v):
@@ -127,7 +134,8 @@ def build_topo(root):
 
 
 def backprop(order, root):
-    """Run the chain rule over ``order`` (parents first); returns nothing, fills .grad."""
+    """Run the chain rule over ``order`` (parents first); returns nothing, fills
+    .grad."""
     for v in order:
         v.grad = 0.0
     root.grad = 1.0
@@ -167,7 +175,8 @@ def topo():
 
 
 def shapes():
-    """Backward of y = x @ W + b for an MNIST batch, and the 1-D transpose pitfall."""
+    """Backward of y = x @ W + b for an MNIST batch, and the 1-D transpose
+    pitfall."""
     N, I, O = 32, 784, 100
     x, W, gy = np.ones((N, I)), np.ones((I, O)), np.ones((N, O))
     gW, gx, gb = x.T @ gy, gy @ W.T, gy.sum(axis=0)
@@ -185,7 +194,8 @@ def shapes():
 
 
 def numerical():
-    """Central differences of f = x^2 + y^2 at (3, 4): the error is round-off only."""
+    """Central differences of f = x^2 + y^2 at (3, 4): the error is round-off
+    only."""
     def f(v):
         return F.sum(v ** 2)
 
