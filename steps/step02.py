@@ -26,7 +26,8 @@ class Function:
         return type(input)(y)
 
     def forward(self, x):
-        raise NotImplementedError(f'{type(self).__name__}.forward를 구현해야 합니다')
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
 
 
 class Square(Function):

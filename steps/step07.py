@@ -67,16 +67,19 @@ def graph_dot(y, names):
     names: {변수: 이름}. 변수는 주황 타원, 함수는 파란 상자, 화살표는 계산이
     흐르는 방향이다.
     """
+    def variable(v):  # 이름과 값을 적은 주황 타원
+        return f'"{names[v]}" [label="{names[v]}\\n{v.data:.4g}", style=filled, color=orange]'
+
     lines = ['digraph g {', 'node [fontname="NanumGothic", fontsize=11]']
     v = y
-    lines.append(f'"{names[v]}" [label="{names[v]}\\n{v.data:.4g}", color=orange, style=filled]')
+    lines.append(variable(v))
     while v.creator is not None:
         f = v.creator
         fname = f'{type(f).__name__} ({names[f]})'
         lines.append(f'"{fname}" [shape=box, color=lightblue, style=filled]')
         lines.append(f'"{fname}" -> "{names[v]}"')
         v = f.input
-        lines.append(f'"{names[v]}" [label="{names[v]}\\n{v.data:.4g}", color=orange, style=filled]')
+        lines.append(variable(v))
         lines.append(f'"{names[v]}" -> "{fname}"')
     return '\n'.join(lines + ['}']) + '\n'
 

@@ -51,7 +51,8 @@ def function_generations(y):
     # 가장 긴 경로도 함수 개수를 넘지 않으므로 이만큼 반복하면 값이 정해진다
     for _ in funcs:
         for f in funcs:
-            gen[f] = max(0 if x.creator is None else gen[x.creator] + 1 for x in f.inputs)
+            gen[f] = max(0 if x.creator is None else gen[x.creator] + 1
+                         for x in f.inputs)
     return gen
 
 

@@ -79,12 +79,12 @@ def small_graph():
 if __name__ == '__main__':
     x0, x1, t, y = small_graph()
     y.backward()
-    print('기본(retain_grad=False): y.grad =', y.grad, ' t.grad =', t.grad,
-          ' x0.grad =', x0.grad, ' x1.grad =', x1.grad)
+    print('기본(retain_grad=False): y.grad =', y.grad, ' t.grad =', t.grad)
+    print('                         x0.grad =', x0.grad, ' x1.grad =', x1.grad)
     x0, x1, t, y = small_graph()
     y.backward(retain_grad=True)
-    print('retain_grad=True:        y.grad =', y.grad, ' t.grad =', t.grad,
-          ' x0.grad =', x0.grad, ' x1.grad =', x1.grad)
+    print('retain_grad=True:        y.grad =', y.grad, ' t.grad =', t.grad)
+    print('                         x0.grad =', x0.grad, ' x1.grad =', x1.grad)
 
     x = Variable(np.ones((100, 100)))
     with no_grad():

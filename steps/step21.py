@@ -37,7 +37,8 @@ def as_variable(obj, cls=None):
 
 class Function(step18.Function):
     def __call__(self, *inputs):
-        cls = next((type(x) for x in inputs if isinstance(x, Variable)), Variable)
+        variables = (type(x) for x in inputs if isinstance(x, Variable))
+        cls = next(variables, Variable)
         inputs = [as_variable(x, cls) for x in inputs]
         return super().__call__(*inputs)
 

@@ -68,7 +68,8 @@ def exercise_3():
     """Cube를 만들어 10단계의 기울기 확인을 통과시키고, exp와 이어도 맞는지
     본다."""
     for value in (-1.5, 0.3, 2.0):
-        ok, backprop, numeric = step10.gradient_check(cube, step09.Variable(np.array(value)))
+        x = step09.Variable(np.array(value))
+        ok, backprop, numeric = step10.gradient_check(cube, x)
         assert ok, (value, backprop, numeric)
         np.testing.assert_allclose(backprop, 3 * value ** 2, rtol=1e-15)
     # y = (e^x)^3 = e^{3x}: dy/dx = 3 e^{3x}

@@ -47,8 +47,8 @@ def exercise_2():
     """같은 그래프에서 16단계의 세대: x 0, a 1, b 2, y 3. 함수는 a=x^2 0, b=a^2
     1, add 2."""
     x, a, b, y = skip_graph(step16, 2.0)
-    assert (x.generation, a.generation, b.generation, y.generation) == (0, 1, 2, 3)
-    assert (a.creator.generation, b.creator.generation, y.creator.generation) == (0, 1, 2)
+    assert [v.generation for v in (x, a, b, y)] == [0, 1, 2, 3]
+    assert [v.creator.generation for v in (a, b, y)] == [0, 1, 2]
     y.backward()
     assert x.grad == 4 * 2.0 ** 3 + 2 * 2.0 == 36.0
 
