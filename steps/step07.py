@@ -68,7 +68,8 @@ def graph_dot(y, names):
     흐르는 방향이다.
     """
     def variable(v):  # 이름과 값을 적은 주황 타원
-        return f'"{names[v]}" [label="{names[v]}\\n{v.data:.4g}", style=filled, color=orange]'
+        label = f'{names[v]}\\n{v.data:.4g}'
+        return f'"{names[v]}" [label="{label}", style=filled, color=orange]'
 
     lines = ['digraph g {', 'node [fontname="NanumGothic", fontsize=11]']
     v = y

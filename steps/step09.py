@@ -32,7 +32,8 @@ class Variable(step08.Variable):
     def __init__(self, data):
         if data is not None and not isinstance(data, np.ndarray):
             name = type(data).__name__
-            raise TypeError(f'{name}은(는) 지원하지 않습니다. np.ndarray를 넣으세요.')
+            raise TypeError(f'{name}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
         super().__init__(data)
 
     def backward(self):

@@ -83,9 +83,10 @@ def rebase(Function, *ops):
     호출과 그래프 연결(__call__, link)은 새 Function에서 물려받는다. Function이
     바뀌는 17, 18, 21단계도 이것을 쓴다.
     """
-    return tuple(type(op.__name__, (Function, op),
-                      {'__module__': Function.__module__, '__doc__': op.__doc__})
-                 for op in ops)
+    def attrs(op):  # 새 클래스가 원래 연산의 설명을 그대로 보이게
+        return {'__module__': Function.__module__, '__doc__': op.__doc__}
+
+    return tuple(type(op.__name__, (Function, op), attrs(op)) for op in ops)
 
 
 def functional(*ops):

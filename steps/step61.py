@@ -49,8 +49,9 @@ def cosine(a, b):
 def show(label, params, original, extra=''):
     grads = np.concatenate([p.grad.data for p in params])
     print(f'{label}{extra}')
-    print(f'    g1 = {np.round(params[0].grad.data, 6)}  g2 = {np.round(params[1].grad.data, 6)}  '
-          f'전체 노름 {np.linalg.norm(grads):.6f}  원래 방향과의 코사인 {cosine(grads, original):.6f}')
+    print(f'    g1 = {np.round(params[0].grad.data, 6)}  g2 = {np.round(params[1].grad.data, 6)}')
+    print(f'    전체 노름 {np.linalg.norm(grads):.6f}  '
+          f'원래 방향과의 코사인 {cosine(grads, original):.6f}')
 
 
 def minimize_w4(lr, max_norm, steps):
@@ -88,13 +89,16 @@ if __name__ == '__main__':
     W = Parameter(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]), name='W')
     W.grad = Parameter(np.array([[0.03, 0.3], [0.04, 0.4], [0.0, 0.0]]))
     print('\nAGC (lambda = 0.1, eps = 0.001): 열마다 ||W_j||, ||G_j||')
-    print('  W 열 노름', np.linalg.norm(W.data, axis=0), ' G 열 노름', np.linalg.norm(W.grad.data, axis=0))
+    print('  W 열 노름', np.linalg.norm(W.data, axis=0),
+          ' G 열 노름', np.linalg.norm(W.grad.data, axis=0))
     adaptive_clip_grad([W], clipping=0.1, eps=1e-3)
-    print('  클리핑 뒤 G =', np.round(W.grad.data, 8).tolist(),
-          ' 열 노름', np.round(np.linalg.norm(W.grad.data, axis=0), 8))
+    print('  클리핑 뒤 G =', np.round(W.grad.data, 8).tolist())
+    print('  클리핑 뒤 열 노름', np.round(np.linalg.norm(W.grad.data, axis=0), 8))
 
     print('\nf(w) = w^4, w0 = 3, lr = 0.1: 처음 기울기 4 w^3 = 108')
     plain = minimize_w4(lr=0.1, max_norm=None, steps=3)
     clipped = minimize_w4(lr=0.1, max_norm=1.0, steps=40)
     print('  클리핑 없음 w:', ', '.join(f'{v:.6g}' for v in plain), '... (발산)')
-    print('  노름 1로 클리핑 w (5번마다):', ', '.join(f'{v:.6f}' for v in clipped[4::5]))
+    print('  노름 1로 클리핑 w (5번마다):')
+    print('   ', ', '.join(f'{v:.6f}' for v in clipped[4:20:5]))
+    print('   ', ', '.join(f'{v:.6f}' for v in clipped[24::5]))

@@ -59,7 +59,10 @@ def count_passes(g, point, mode):
         return g(x)
 
     x = Variable(point)
-    x.register_hook(lambda grad: counts.__setitem__('backward', counts['backward'] + 1))
+    def count_backward(grad):
+        counts['backward'] += 1
+
+    x.register_hook(count_backward)
     result = jacobian(counted, x, mode=mode)
     return counts['forward'], counts['backward'], result
 
@@ -74,17 +77,19 @@ if __name__ == '__main__':
 
     t = np.array([1.0, 0.0, -1.0])
     y, jt = jvp(f, (x,), (t,))
-    print('\nJVP  t =', t, ' -> J t =', np.round(jt.data, 6), '  (J @ t =', np.round(J @ t, 6), ')')
+    print('\nJVP  t =', t, ' -> J t =', np.round(jt.data, 6))
+    print('                     J @ t =', np.round(J @ t, 6))
     v = np.array([0.0, 1.0, 2.0])
     y, vj = vjp(f, x, v=v)
-    print('VJP  v =', v, ' -> v^T J =', np.round(vj.data, 6), '  (v @ J =', np.round(v @ J, 6), ')')
+    print('VJP  v =', v, ' -> v^T J =', np.round(vj.data, 6))
+    print('                     v @ J =', np.round(v @ J, 6))
 
-    # 순방향 모드의 접선이 실제로 어떻게 흐르는지: y = sin(x) * x, dy = (cos(x)
-    # x + sin(x)) dx
+    # 순방향 모드의 접선이 실제로 어떻게 흐르는지:
+    # y = sin(x) * x,  dy = (cos(x) x + sin(x)) dx
     x1 = Variable(np.array(0.5))
     y, dy = jvp(lambda x: F.sin(x) * x, (x1,), (np.array(1.0),))
-    print(f'\ny = sin(x) x, x = 0.5, dx = 1: jvp의 dy = {float(dy.data):.9f}, '
-          f'식 cos(x) x + sin(x) = {np.cos(0.5) * 0.5 + np.sin(0.5):.9f}')
+    print(f'\ny = sin(x) x, x = 0.5, dx = 1: jvp의 dy = {float(dy.data):.9f}')
+    print(f'  식 cos(x) x + sin(x) = {np.cos(0.5) * 0.5 + np.sin(0.5):.9f}')
 
     print('\n야코비 행렬 전체를 구하는 비용 (순전파 / 역전파 횟수):')
     n = 200
@@ -93,5 +98,6 @@ if __name__ == '__main__':
     for label, g, point in cases:
         fwd = count_passes(g, point, 'forward')
         rev = count_passes(g, point, 'reverse')
-        print(f'  {label}: 순방향 모드 순전파 {fwd[0]:3d}번 | 역방향 모드 순전파 {rev[0]}번 + 역전파 {rev[1]:3d}번'
-              f' | 결과 같음 {np.allclose(fwd[2], rev[2])}')
+        print(f'  {label}: 결과 같음 {np.allclose(fwd[2], rev[2])}')
+        print(f'    순방향 모드: 순전파 {fwd[0]:3d}번')
+        print(f'    역방향 모드: 순전파 {rev[0]:3d}번 + 역전파 {rev[1]:3d}번')

@@ -69,7 +69,7 @@ def attention_demo():
     print(np.round(weights.data, 4))
     print('행마다의 합:', np.round(weights.data.sum(axis=1), 6))
     out = F.scaled_dot_product_attention(q, k, v, causal=True)
-    print('weights @ v == F.scaled_dot_product_attention(q, k, v, causal=True):',
+    print('weights @ v == F.scaled_dot_product_attention(..., causal=True):',
           np.allclose(weights.data @ v, out.data))
 
 
@@ -88,8 +88,9 @@ if __name__ == '__main__':
     b[0, 10:] = train_set.encode('zzzzzz', add_eos=False)
     with dezero_kr.no_grad():
         la, lb = model(a).data, model(b).data
-    print('글자 10 이후를 바꾸면: 위치 0~9의 점수 변화', float(np.abs(la[0, :10] - lb[0, :10]).max()),
-          '| 위치 10~15의 점수 변화가 0이 아님', bool(np.abs(la[0, 10:] - lb[0, 10:]).max() > 0))
+    print('글자 10 이후를 바꾸면:')
+    print('  위치 0~9의 점수 변화', float(np.abs(la[0, :10] - lb[0, :10]).max()))
+    print('  위치 10~15의 점수 변화가 0이 아님', bool(np.abs(la[0, 10:] - lb[0, 10:]).max() > 0))
 
     steps = 60 if FAST else 1500
     optimizer = AdamW(alpha=3e-3, beta2=0.95, weight_decay=0.1).setup(model)
@@ -104,7 +105,8 @@ if __name__ == '__main__':
         loss.backward()
         optimizer.update()  # 훅: 자르기 전 전역 노름을 clip.last_norm에 남긴다
         if step == 1 or step % (steps // 6) == 0:
-            print(f'{step:5d}번: 손실 {float(loss.data):.4f}, 기울기 노름(자르기 전) {clip.last_norm:.4f}')
+            print(f'{step:5d}번: 손실 {float(loss.data):.4f}, '
+                  f'기울기 노름(자르기 전) {clip.last_norm:.4f}')
 
     with dezero_kr.no_grad(), dezero_kr.test_mode():
         x, t = random_windows(test_set, np.random.default_rng(1), batch_size=256, block_size=block_size)
@@ -113,4 +115,5 @@ if __name__ == '__main__':
     start = np.zeros((8, 1), dtype=int)  # '.' = 이름의 시작
     ids = model.generate(start, max_new_tokens=block_size - 1, temperature=0.8, rng=0)
     names = [train_set.decode(row[1:]).split('.')[0] for row in ids]
-    print('\n지어 낸 이름:', ', '.join(names))
+    print('\n지어 낸 이름:', ', '.join(names[:4]))
+    print('             ', ', '.join(names[4:]))

@@ -51,7 +51,8 @@ def exercise_2():
     t, u = np.array([1.0, 2.0, -1.0]), np.array([0.5, 0.0, 3.0])
     _, jt = jvp(f, (x0,), (t,))
     _, uj = vjp(f, x0, v=u)
-    np.testing.assert_allclose(np.dot(jt.data, u), np.dot(t, uj.data), rtol=1e-14)
+    left, right = np.dot(jt.data, u), np.dot(t, uj.data)
+    np.testing.assert_allclose(left, right, rtol=1e-14)
 
 
 def exercise_3():

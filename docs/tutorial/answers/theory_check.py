@@ -169,7 +169,8 @@ def topo():
           '-> reversed:', [v.name for v in reversed(order)])
     print(f'   올바른 순서: a.grad = {right[0]}, b.grad = {right[1]}')
     print(f'   틀린 순서 [c, d, a, b]: a.grad = {wrong[0]}, b.grad = {wrong[1]}')
-    print('   dezero_kr 세대:', gens, f'-> a.grad = {float(av.grad.data)}, '
+    print('   dezero_kr 세대:', gens)
+    print(f'   dezero_kr backward: a.grad = {float(av.grad.data)}, '
           f'b.grad = {float(bv.grad.data)}')
     return right, wrong
 
