@@ -73,7 +73,7 @@ class _TwoLayers:
 
 
 def sin_chain(n=1000):
-    """y = sin(sin(...sin(x))), n times, from x = 0.5: the large graph of graph.md section 6."""
+    """y = sin(sin(...sin(x))), n times, from x = 0.5 (graph.md section 6)."""
     x = Variable(np.array(0.5), name='x')
     y = x
     for _ in range(n):
