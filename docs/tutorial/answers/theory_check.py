@@ -118,8 +118,7 @@ class Value:
 
 
 def build_topo(root):
-    """Depth-first post-order: every node after all the nodes it was computed
-    from."""
+    """Depth-first post-order: each node after every node it depends on."""
     topo, visited = [], set()
 
     def visit(v):
