@@ -36,6 +36,19 @@ autodoc_default_options = {'members': True, 'undoc-members': False}
 
 html_theme = 'alabaster'
 html_static_path = ['_static']
+# Reading comfort: one sans font family for Hangul and Latin text (the theme's default is
+# a serif for Latin only), and a body column wide enough for 80 columns of code at 1366 px.
+_SANS = '"Noto Sans KR", "NanumGothic", "Nanum Gothic", "Apple SD Gothic Neo", "Malgun Gothic", sans-serif'
+html_theme_options = {
+    'page_width': '1180px',
+    'sidebar_width': '230px',
+    'font_family': _SANS,
+    'head_font_family': _SANS,
+    'font_size': '16px',
+    'code_font_family': '"D2Coding", "NanumGothicCoding", "DejaVu Sans Mono", "Menlo", "Consolas", monospace',
+    'code_font_size': '0.9em',
+}
+html_css_files = ['dezero_kr.css']
 html_title = 'dezero_kr'
 
 # The live backward-pass viewers of backprop_view.md: written on every build into

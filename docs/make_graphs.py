@@ -72,6 +72,16 @@ class _TwoLayers:
         return tanh(x @ self.W0 + self.b0) @ self.W1 + self.b1
 
 
+def sin_chain(n=1000):
+    """y = sin(sin(...sin(x))), n times, from x = 0.5 (graph.md section 6)."""
+    x = Variable(np.array(0.5), name='x')
+    y = x
+    for _ in range(n):
+        y = sin(y)
+    y.name = 'y'
+    return y
+
+
 def examples():
     """(file stem, output Variable(s), options) for every picture."""
     x, y, L = seed_graph()
@@ -100,11 +110,7 @@ def examples():
     yield 'nonfinite', loss, dict(verbose=False, show_values=True, show_grads=True,
                                   mark_nonfinite=True)
 
-    x = Variable(np.array(0.5), name='x')
-    y = x
-    for _ in range(1000):
-        y = sin(y)
-    y.name = 'y'
+    y = sin_chain()
     yield 'chain_max_depth', y, dict(max_depth=3)
     yield 'chain_collapse', y, dict(collapse=True)
 

@@ -8,7 +8,7 @@ NumPy만 있으면 돌아가고 몇 초면 끝난다. 네 부분으로 되어 �
 1. 자동 미분 (define-by-run): 식을 계산하는 동안 그래프가 만들어지고 backward()가 그 그래프를
    거꾸로 따라가며 미분한다. u = x*y, L = u*u + u 에서 x = 2, y = 3 이면 L = 42,
    dL/dx = (2u + 1) y = 39, dL/dy = (2u + 1) x = 26. 미분 계산도 그래프로 기록하면
-   (create_graph=True) 미분을 다시 미분할 수 있다: tanh의 1~3계 도함수, 뉴턴 방법.
+   (create_graph=True) 미분을 다시 미분할 수 있다: tanh의 1~3차 미분, 뉴턴 방법.
 2. 학습: 나선형 데이터(점 300개, 세 클래스)를 MLP로 분류하고 테스트 정확도를 출력한다.
 3. 계산 그래프 내보내기: 1의 그래프를 demo_graph.dot(Graphviz DOT 텍스트)으로 쓰고, 그림을 그릴
    프로그램(Graphviz `dot` 또는 `graphviz-pure`)이 있으면 demo_graph.svg도 쓴다. 없으면 설치
@@ -92,7 +92,7 @@ def part1_autodiff():
     x0 = 0.5
     t = np.tanh(x0)
     exact = [1 - t ** 2, -2 * t * (1 - t ** 2), (1 - t ** 2) * (6 * t ** 2 - 2)]
-    print(f'  고계 미분 / higher order: tanh 의 k계 도함수 at x = {x0}')
+    print(f'  고차 미분 / higher order: tanh 의 k차 미분 at x = {x0}')
     for k, (got, want) in enumerate(zip(tanh_derivatives(x0, 3), exact), start=1):
         print(f'    k={k}: autodiff {got:+.6f}   공식 / closed form {want:+.6f}')
     path = newton(2.0, 6)

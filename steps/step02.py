@@ -19,13 +19,15 @@ class Function:
     def __call__(self, input):
         x = input.data
         y = self.forward(x)
-        # 출력은 입력과 같은 클래스의 상자에 담는다. 이 튜토리얼은 뒤 단계에서 Variable을
-        # 상속해 기능을 덧붙이는데, 이렇게 해 두면 그때마다 Function을 다시 쓰지 않아도
-        # 새 Variable이 입력에서 출력으로 그대로 흘러간다.
+        # 출력은 입력과 같은 클래스의 상자에 담는다. 이 튜토리얼은 뒤 단계에서
+        # Variable을 상속해 기능을 덧붙이는데, 이렇게 해 두면 그때마다
+        # Function을 다시 쓰지 않아도 새 Variable이 입력에서 출력으로 그대로
+        # 흘러간다.
         return type(input)(y)
 
     def forward(self, x):
-        raise NotImplementedError(f'{type(self).__name__}.forward를 구현해야 합니다')
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
 
 
 class Square(Function):

@@ -20,9 +20,11 @@ from step03 import Square, Variable, square_exp_square
 
 
 def numerical_diff(f, x, eps=1e-4):
-    """중앙 차분으로 f'(x)를 근사한다. f는 Variable을 받아 Variable을 돌려주는 함수."""
-    # x와 같은 클래스의 상자를 만들어야 뒤 단계의 Variable로도 그대로 쓸 수 있다.
-    # np.asarray: 0차원 배열에서 빼면 NumPy 스칼라가 나오므로 다시 배열로 만든다.
+    """중앙 차분으로 f'(x)를 근사한다. f는 Variable을 받아 Variable을 돌려주는
+    함수."""
+    # x와 같은 클래스의 상자를 만들어야 뒤 단계의 Variable로도 그대로 쓸 수
+    # 있다. np.asarray: 0차원 배열에서 빼면 NumPy 스칼라가 나오므로 다시 배열로
+    # 만든다.
     x0 = type(x)(np.asarray(x.data - eps))
     x1 = type(x)(np.asarray(x.data + eps))
     y0 = f(x0)
@@ -40,7 +42,7 @@ if __name__ == '__main__':
     x = Variable(np.array(2.0))
     print('Square, x=2: 수치 미분 =', numerical_diff(Square(), x), '(정답 4)')
 
-    # 첨부 자료의 예: g = 3x+1, y = g^2 이면 dy/dx = 2g * 3 = 6(3x+1)
+    # 연쇄 법칙의 예: g = 3x+1, y = g^2 이면 dy/dx = 2g * 3 = 6(3x+1)
     def f(x):
         return Square()(type(x)(3 * x.data + 1))
 

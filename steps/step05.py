@@ -41,9 +41,11 @@ def chain_rule_demo(x):
     gx = ga * dA
     print(f'x={x}: a={a} b={b} y={y}')
     print(f'  국소 미분: dC/db={dC} dB/da={dB} dA/dx={dA}')
-    print(f'  역전파:    dy/dy={gy} dy/db={gb} dy/da={ga} dy/dx={gx}')
+    print(f'  역전파:    dy/dy={gy} dy/db={gb}')
+    print(f'             dy/da={ga} dy/dx={gx}')
     numerical = numerical_diff(square_exp_square, Variable(np.array(x)))
-    print(f'  수치 미분 dy/dx={numerical}  해석식 4x*e^(2x^2)={4 * x * np.exp(2 * x ** 2)}')
+    exact = 4 * x * np.exp(2 * x ** 2)
+    print(f'  수치 미분 dy/dx={numerical}  해석식 4x*e^(2x^2)={exact}')
 
 
 if __name__ == '__main__':

@@ -34,11 +34,12 @@ class Function(step02.Function):
         return super().__call__(input)
 
     def backward(self, gy):
-        raise NotImplementedError(f'{type(self).__name__}.backward를 구현해야 합니다')
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
 
 
-# 순전파 계산식(forward)은 02/03단계의 것을 그대로 물려받고, 입력을 기억하는 이 단계의
-# Function을 앞에 둔다. 새로 쓰는 것은 backward뿐이다.
+# 순전파 계산식(forward)은 02/03단계의 것을 그대로 물려받고, 입력을 기억하는 이
+# 단계의 Function을 앞에 둔다. 새로 쓰는 것은 backward뿐이다.
 class Square(Function, step02.Square):
     def backward(self, gy):
         x = self.input.data

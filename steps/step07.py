@@ -14,12 +14,14 @@ Variable.backward는 여기서 재귀로 구현한다: 자기 creator의 backwar
 출력에서 볼 것
 * 그래프 연결 확인(True들)과, y.backward() 한 줄로 얻은 x.grad = 3.297442541400256
 * Square를 1020번 이은 깊은 그래프에서 재귀 버전이 RecursionError로 실패한다.
+* 그림 step07_graph.png: 같은 기록(creator, input)을 따라가며 만든 계산 그래프
 """
 import sys
 
 import numpy as np
 
 import step06
+from _common import save_dot
 
 
 class Variable(step06.Variable):
@@ -42,12 +44,14 @@ class Variable(step06.Variable):
 class Function(step06.Function):
     def __call__(self, input):
         output = super().__call__(input)  # 06단계: 입력을 기억하고 계산한다
-        output.set_creator(self)  # 출력이 자기를 만든 함수를 기억해야 거꾸로 갈 수 있다
+        # 출력이 자기를 만든 함수를 기억해야 거꾸로 갈 수 있다
+        output.set_creator(self)
         self.output = output
         return output
 
 
-# 계산(forward/backward)은 06단계 그대로, 그래프를 기록하는 이 단계의 Function 위에 얹는다
+# 계산(forward/backward)은 06단계 그대로, 그래프를 기록하는 이 단계의 Function
+# 위에 얹는다
 class Square(Function, step06.Square):
     pass
 
@@ -56,8 +60,34 @@ class Exp(Function, step06.Exp):
     pass
 
 
+def graph_dot(y, names):
+    """y에서 creator -> input 을 거슬러 가며 계산 그래프를 DOT 텍스트로 만든다
+    (역전파와 같은 길).
+
+    names: {변수: 이름}. 변수는 주황 타원, 함수는 파란 상자, 화살표는 계산이
+    흐르는 방향이다.
+    """
+    def variable(v):  # 이름과 값을 적은 주황 타원
+        label = f'{names[v]}\\n{v.data:.4g}'
+        return f'"{names[v]}" [label="{label}", style=filled, color=orange]'
+
+    lines = ['digraph g {', 'node [fontname="NanumGothic", fontsize=11]']
+    v = y
+    lines.append(variable(v))
+    while v.creator is not None:
+        f = v.creator
+        fname = f'{type(f).__name__} ({names[f]})'
+        lines.append(f'"{fname}" [shape=box, color=lightblue, style=filled]')
+        lines.append(f'"{fname}" -> "{names[v]}"')
+        v = f.input
+        lines.append(variable(v))
+        lines.append(f'"{names[v]}" -> "{fname}"')
+    return '\n'.join(lines + ['}']) + '\n'
+
+
 def deep_backward(Variable, depth):
-    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를 돌려준다."""
+    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를
+    돌려준다."""
     x = Variable(np.array(1.0))
     y = x
     for _ in range(depth):
@@ -83,6 +113,7 @@ if __name__ == '__main__':
     y.grad = np.array(1.0)
     y.backward()
     print('x.grad =', x.grad)
+    save_dot(graph_dot(y, {x: 'x', a: 'a', b: 'b', y: 'y', A: 'A', B: 'B', C: 'C'}), 'step07_graph.png')
 
     try:
         deep_backward(Variable, 1020)

@@ -15,7 +15,8 @@ Function은 출력을 입력과 같은 클래스로 만들므로(02단계), 이 
 import numpy as np
 
 import step07
-from step07 import Exp, Function, Square, deep_backward  # noqa: F401 (다음 단계가 여기서 가져간다)
+# noqa: F401 (다음 단계가 여기서 가져간다)
+from step07 import Exp, Function, Square, deep_backward
 
 
 class Variable(step07.Variable):

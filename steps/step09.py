@@ -21,7 +21,8 @@ from step04 import numerical_diff  # noqa: F401 (10단계가 여기서 가져간
 
 
 def as_array(x):
-    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다. 배열은 그대로 둔다."""
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다. 배열은
+    그대로 둔다."""
     if np.isscalar(x):
         return np.array(x)
     return x
@@ -30,7 +31,9 @@ def as_array(x):
 class Variable(step08.Variable):
     def __init__(self, data):
         if data is not None and not isinstance(data, np.ndarray):
-            raise TypeError(f'{type(data).__name__}은(는) 지원하지 않습니다. np.ndarray를 넣으세요.')
+            name = type(data).__name__
+            raise TypeError(f'{name}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
         super().__init__(data)
 
     def backward(self):

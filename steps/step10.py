@@ -23,7 +23,8 @@ from step09 import Square, Variable, exp, numerical_diff, square
 
 
 def gradient_check(f, x, rtol=1e-5, atol=1e-8):
-    """f(x)의 역전파 미분과 수치 미분을 비교해 (일치 여부, 역전파 값, 수치 값)을 돌려준다."""
+    """f(x)의 역전파 미분과 수치 미분을 비교해 (일치 여부, 역전파 값, 수치 값)을
+    돌려준다."""
     x.grad = None
     f(x).backward()
     num_grad = numerical_diff(f, x)
@@ -58,7 +59,8 @@ class ExpTest(unittest.TestCase):
 
 
 class _Recorder(unittest.TestResult):
-    """결과를 실행 순서대로 모아 둔다(unittest 기본 출력은 실행 시간이 섞여 매번 달라진다)."""
+    """결과를 실행 순서대로 모아 둔다(unittest 기본 출력은 실행 시간이 섞여 매번
+    달라진다)."""
 
     def __init__(self):
         super().__init__()

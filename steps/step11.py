@@ -25,7 +25,8 @@ class Function(step09.Function):
     def __call__(self, inputs):
         xs = [x.data for x in inputs]
         ys = self.forward(xs)
-        outputs = [type(inputs[0])(as_array(y)) for y in ys]  # 출력은 입력과 같은 클래스로(02단계)
+        # 출력은 입력과 같은 클래스로(02단계)
+        outputs = [type(inputs[0])(as_array(y)) for y in ys]
         self.link(inputs, outputs)
         return outputs
 

@@ -21,7 +21,8 @@ Variable.backward는 다입력/다출력에 맞게 다시 쓰면서 세 조각�
 import numpy as np
 
 import step12
-from step12 import Function, as_array  # noqa: F401 (as_array는 다음 단계가 가져간다)
+# noqa: F401 (as_array는 다음 단계가 가져간다)
+from step12 import Function, as_array
 
 
 class Variable(step12.Variable):
@@ -32,7 +33,8 @@ class Variable(step12.Variable):
             self._backprop_through(f)
 
     def _creators(self):
-        """이 변수에 이르는 함수들을 하나씩 내준다. 아직 순서를 따지지 않는다."""
+        """이 변수에 이르는 함수들을 하나씩 내준다. 아직 순서를 따지지 않는다.
+        """
         funcs = [] if self.creator is None else [self.creator]
         while funcs:
             f = funcs.pop()
@@ -49,7 +51,8 @@ class Variable(step12.Variable):
 
     @staticmethod
     def _outputs(f):
-        """f가 만든 출력 변수들 (17단계에서 약한 참조로 바뀌면 이 메서드만 고친다)."""
+        """f가 만든 출력 변수들 (17단계에서 약한 참조로 바뀌면 이 메서드만
+        고친다)."""
         return f.outputs
 
     def receive_grad(self, gx):

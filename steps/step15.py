@@ -7,7 +7,7 @@
 * 마름모: a = x^2, b = a^2, c = a^2, y = b + c  ->  y = 2x^4,  dy/dx = 8x^3 (x=2이면 64)
   14단계 방식은 a의 미분이 반쯤만 모였을 때 a=x^2를 처리하고, 나머지가 온 뒤 또 처리해서
   잘못된 값(96)을 낸다.
-* 첨부 자료의 예: u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26.
+* 제2고지의 대표 예제: u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26.
   14단계 방식은 u=x*y를 두 번 이상 처리해 틀린다.
 
 해결책은 "세대(generation)"다. 함수의 세대는 입력 변수를 만든 함수들보다 하나 뒤(입력이 잎뿐이면 0)
@@ -18,9 +18,12 @@
 출력에서 볼 것
 * 14단계 방식의 처리 순서(같은 함수가 두 번 나온다)와 틀린 미분
 * 각 함수의 세대, 세대순 처리 순서와 맞는 미분(64 / 39, 26)
+* 그림 step15_diamond_order.png: 마름모 그래프에 변수·함수의 세대와 두 방식의 처리 순서를 적은 것
+  (DOT 텍스트를 코드로 만들어 그린다. DOT은 25단계에서 자세히 본다)
 """
 import numpy as np
 
+from _common import save_dot
 from step14 import Variable, add, mul, square
 
 
@@ -36,7 +39,8 @@ class TracingVariable(Variable):
 
 
 def function_generations(y):
-    """y에 이르는 함수마다 세대를 매긴다(입력이 모두 잎이면 0, 아니면 입력을 만든 함수 세대의 최댓값 + 1)."""
+    """y에 이르는 함수마다 세대를 매긴다(입력이 모두 잎이면 0, 아니면 입력을
+    만든 함수 세대의 최댓값 + 1)."""
     funcs, stack = [], [y.creator]
     while stack:  # y에서 거슬러 올라가며 함수를 모두 모은다
         f = stack.pop()
@@ -44,9 +48,11 @@ def function_generations(y):
             funcs.append(f)
             stack.extend(x.creator for x in f.inputs)
     gen = {f: 0 for f in funcs}
-    for _ in funcs:  # 가장 긴 경로도 함수 개수를 넘지 않으므로 이만큼 반복하면 값이 정해진다
+    # 가장 긴 경로도 함수 개수를 넘지 않으므로 이만큼 반복하면 값이 정해진다
+    for _ in funcs:
         for f in funcs:
-            gen[f] = max(0 if x.creator is None else gen[x.creator] + 1 for x in f.inputs)
+            gen[f] = max(0 if x.creator is None else gen[x.creator] + 1
+                         for x in f.inputs)
     return gen
 
 
@@ -57,20 +63,53 @@ def compare(title, build, leaves, expected):
     out, labels = build(*xs)
     TracingVariable.order = []
     out.backward()
-    print('  14단계 처리 순서:', ' -> '.join(labels[f] for f in TracingVariable.order))
+    wrong = [labels[f] for f in TracingVariable.order]
+    print('  14단계 처리 순서:', ' -> '.join(wrong))
     print('  14단계 미분:', ', '.join(str(x.grad) for x in xs))
 
     xs = [Variable(np.array(v)) for v in leaves]
     out, labels = build(*xs)
     gen = function_generations(out)
-    order = sorted(gen, key=lambda f: -gen[f])  # 세대가 큰 것부터, 각 함수는 한 번씩
+    # 세대가 큰 것부터, 각 함수는 한 번씩
+    order = sorted(gen, key=lambda f: -gen[f])
     print('  세대:', ', '.join(f'{labels[f]}: {gen[f]}' for f in order))
     out.grad = np.array(1.0)
     for f in order:
         out._backprop_through(f)
     print('  세대순 처리 순서:', ' -> '.join(labels[f] for f in order))
     print('  세대순 미분:', ', '.join(str(x.grad) for x in xs), ' 정답:', ', '.join(map(str, expected)))
+    out.picture = order_dot(order, labels, gen, wrong)
     return out
+
+
+def order_dot(funcs, labels, gen, wrong):
+    """그래프를 DOT 텍스트로: 변수(타원)와 함수(상자)에 세대와 두 방식의 처리
+    순서를 적는다.
+
+    funcs는 세대순(출력 쪽부터). 함수 이름 'a=x^2'의 '=' 앞이 출력 변수의
+    이름이고, 잎 변수에는 입력 쪽에서 만난 순서대로 x, y, ... 를 붙인다.
+    """
+    names, leaves = {}, iter('xyzw')
+    for f in funcs:
+        for out in f.outputs:
+            names[id(out)] = labels[f].split('=')[0]
+    lines = ['digraph g {', 'node [fontname="NanumGothic", fontsize=11]']
+    for f in reversed(funcs):  # 입력 쪽부터 적어야 잎 이름이 x, y 순서로 붙는다
+        for x in f.inputs:
+            if id(x) not in names:
+                names[id(x)] = next(leaves)
+                lines.append(f'v{id(x)} [label="{names[id(x)]}\\n세대 0", color=orange, style=filled]')
+            lines.append(f'v{id(x)} -> f{id(f)}')
+        when = ', '.join(str(i + 1) for i, name in enumerate(wrong) if name == labels[f])
+        lines.append(f'f{id(f)} [label="{labels[f]}  (세대 {gen[f]})\\n14단계: {when}번째\\n'
+                     f'세대순: {funcs.index(f) + 1}번째", shape=box, color=lightblue, style=filled]')
+        for out in f.outputs:
+            lines.append(f'v{id(out)} [label="{names[id(out)]}\\n세대 {gen[f] + 1}", '
+                         'color=orange, style=filled]')
+            lines.append(f'f{id(f)} -> v{id(out)}')
+    lines.append('}')
+    # 같은 줄(두 번 쓰인 간선)은 한 번만
+    return '\n'.join(dict.fromkeys(lines)) + '\n'
 
 
 def diamond(x):
@@ -91,7 +130,8 @@ def seed_example(x, y):
 
 
 if __name__ == '__main__':
-    compare('마름모 y = 2x^4, x=2', diamond, [2.0], [8 * 2.0 ** 3])
+    y = compare('마름모 y = 2x^4, x=2', diamond, [2.0], [8 * 2.0 ** 3])
+    save_dot(y.picture, 'step15_diamond_order.png')
     L = compare('L = u*u + u, u = x*y, x=2, y=3', seed_example, [2.0, 3.0], [39.0, 26.0])
     u = L.creator.inputs[1]
     print('  L =', L.data, ' dL/du =', u.grad, '(= 2u + 1)')

@@ -16,7 +16,7 @@ rebase(클래스)와 functional(소문자 함수) 도우미로 한 번에 한다
 
 출력에서 볼 것
 * 마름모 y = 2x^4 (x=2): 변수들의 세대, 처리 순서, dy/dx = 64 (14단계 방식은 96)
-* 첨부 자료의 예 u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26
+* 제2고지의 대표 예제 u = x*y, L = u*u + u (x=2, y=3): L=42, dL/du=13, dL/dx=39, dL/dy=26
 """
 import heapq
 import itertools
@@ -28,7 +28,8 @@ from step14 import as_array  # noqa: F401 (다음 단계가 가져간다)
 
 
 class FunctionHeap:
-    """세대가 큰 함수부터 꺼내 주는 우선순위 큐. 같은 함수는 한 번만 들어간다."""
+    """세대가 큰 함수부터 꺼내 주는 우선순위 큐. 같은 함수는 한 번만 들어간다.
+    """
 
     def __init__(self):
         self._heap = []
@@ -69,23 +70,28 @@ class Variable(step14.Variable):
 
 class Function(step14.Function):
     def link(self, inputs, outputs):
-        self.generation = max(x.generation for x in inputs)  # 출력의 세대를 정하기 전에 매긴다
+        # 출력의 세대를 정하기 전에 매긴다
+        self.generation = max(x.generation for x in inputs)
         super().link(inputs, outputs)
 
 
 def rebase(Function, *ops):
     """연산 클래스들을 새 Function 위에 다시 얹는다.
 
-    07단계의 `class Square(Function, step06.Square): pass` 를 여러 연산에 한 번에 하는 도우미다.
-    새 클래스는 계산(forward/backward)은 원래 연산에서, 호출과 그래프 연결(__call__, link)은
-    새 Function에서 물려받는다. Function이 바뀌는 17, 18, 21단계도 이것을 쓴다.
+    07단계의 `class Square(Function, step06.Square): pass` 를 여러 연산에 한
+    번에 하는 도우미다. 새 클래스는 계산(forward/backward)은 원래 연산에서,
+    호출과 그래프 연결(__call__, link)은 새 Function에서 물려받는다. Function이
+    바뀌는 17, 18, 21단계도 이것을 쓴다.
     """
-    return tuple(type(op.__name__, (Function, op), {'__module__': Function.__module__, '__doc__': op.__doc__})
-                 for op in ops)
+    def attrs(op):  # 새 클래스가 원래 연산의 설명을 그대로 보이게
+        return {'__module__': Function.__module__, '__doc__': op.__doc__}
+
+    return tuple(type(op.__name__, (Function, op), attrs(op)) for op in ops)
 
 
 def functional(*ops):
-    """연산 클래스마다 square(x), add(x0, x1) 처럼 부르는 소문자 함수를 만든다(09단계의 square와 같다)."""
+    """연산 클래스마다 square(x), add(x0, x1) 처럼 부르는 소문자 함수를
+    만든다(09단계의 square와 같다)."""
     def make(op):
         def f(*inputs):
             return op()(*inputs)

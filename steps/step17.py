@@ -22,7 +22,8 @@ import weakref
 import numpy as np
 
 import step16
-from step16 import FunctionHeap, as_array, functional, rebase  # noqa: F401 (다음 단계가 가져간다)
+# noqa: F401 (다음 단계가 가져간다)
+from step16 import FunctionHeap, as_array, functional, rebase
 
 
 class Variable(step16.Variable):
@@ -34,7 +35,8 @@ class Variable(step16.Variable):
 class Function(step16.Function):
     def link(self, inputs, outputs):
         super().link(inputs, outputs)
-        self.outputs = [weakref.ref(output) for output in outputs]  # 출력은 약하게만 가리킨다
+        # 출력은 약하게만 가리킨다
+        self.outputs = [weakref.ref(output) for output in outputs]
 
 
 Square, Exp, Add, Mul = rebase(Function, step16.Square, step16.Exp, step16.Add, step16.Mul)
@@ -42,7 +44,8 @@ square, exp, add, mul = functional(Square, Exp, Add, Mul)
 
 
 def build_and_drop(Var, square_fn, repeat=10):
-    """큰 배열로 그래프를 repeat번 만들고 버린다. 만든 출력들의 약한 참조를 돌려준다."""
+    """큰 배열로 그래프를 repeat번 만들고 버린다. 만든 출력들의 약한 참조를
+    돌려준다."""
     refs = []
     for _ in range(repeat):
         y = square_fn(square_fn(square_fn(Var(np.ones(100_000)))))
@@ -55,7 +58,8 @@ def alive(refs):
 
 
 if __name__ == '__main__':
-    gc.disable()  # 가비지 컬렉터가 끼어들지 않게 해서 참조 카운트만의 동작을 본다
+    # 가비지 컬렉터가 끼어들지 않게 해서 참조 카운트만의 동작을 본다
+    gc.disable()
     for label, Var, square_fn in [('16단계(강한 참조)', step16.Variable, step16.square),
                                   ('17단계(약한 참조)', Variable, square)]:
         y = square_fn(Var(np.array(2.0)))

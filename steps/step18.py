@@ -23,7 +23,8 @@ import contextlib
 import numpy as np
 
 import step17
-from step17 import FunctionHeap, as_array, functional, rebase  # noqa: F401 (다음 단계가 가져간다)
+# noqa: F401 (다음 단계가 가져간다)
+from step17 import FunctionHeap, as_array, functional, rebase
 
 
 class Config:
@@ -32,7 +33,8 @@ class Config:
 
 @contextlib.contextmanager
 def using_config(name, value):
-    old_value = getattr(Config, name)  # 없는 설정 이름이면 여기서 AttributeError
+    # 없는 설정 이름이면 여기서 AttributeError
+    old_value = getattr(Config, name)
     setattr(Config, name, value)
     try:
         yield
@@ -52,7 +54,8 @@ class Variable(step17.Variable):
             self._backprop_through(f)
             if not retain_grad:
                 for y in self._outputs(f):
-                    y.grad = None  # 세대순이므로 f의 출력 미분은 더 쓰이지 않는다
+                    # 세대순이므로 f의 출력 미분은 더 쓰이지 않는다
+                    y.grad = None
 
 
 class Function(step17.Function):
@@ -76,12 +79,12 @@ def small_graph():
 if __name__ == '__main__':
     x0, x1, t, y = small_graph()
     y.backward()
-    print('기본(retain_grad=False): y.grad =', y.grad, ' t.grad =', t.grad,
-          ' x0.grad =', x0.grad, ' x1.grad =', x1.grad)
+    print('기본(retain_grad=False): y.grad =', y.grad, ' t.grad =', t.grad)
+    print('                         x0.grad =', x0.grad, ' x1.grad =', x1.grad)
     x0, x1, t, y = small_graph()
     y.backward(retain_grad=True)
-    print('retain_grad=True:        y.grad =', y.grad, ' t.grad =', t.grad,
-          ' x0.grad =', x0.grad, ' x1.grad =', x1.grad)
+    print('retain_grad=True:        y.grad =', y.grad, ' t.grad =', t.grad)
+    print('                         x0.grad =', x0.grad, ' x1.grad =', x1.grad)
 
     x = Variable(np.ones((100, 100)))
     with no_grad():

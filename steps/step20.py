@@ -6,7 +6,7 @@ Mul, Add가 그대로 한다. Variable만 바뀐다.
 
 출력에서 볼 것
 * y = a * b + c (a=3, b=2, c=1): y=7, dy/da=2, dy/db=3, dy/dc=1
-* 첨부 자료의 예를 식 그대로: u = x * y, L = u * u + u (x=2, y=3)
+* 제2고지의 대표 예제를 식 그대로: u = x * y, L = u * u + u (x=2, y=3)
   L=42, dL/du=13 (= 2u + 1), dL/dx=39, dL/dy=26. u의 미분을 보려고 retain_grad=True로 역전파한다.
 """
 import numpy as np

@@ -7,7 +7,7 @@ x * 2.0, 3.0 + x, np.array(1.0) + x 처럼 Variable과 다른 값을 섞어 계�
   감쌀 때는 다른 입력 Variable과 같은 클래스를 쓴다(02단계에서 출력 클래스를 정한 방식과 같다).
 * __radd__, __rmul__: 3.0 * x 에서 왼쪽 피연산자 float은 Variable과 곱하는 법을 모르므로
   파이썬이 x.__rmul__(3.0)을 부른다. 덧셈과 곱셈은 교환 법칙이 성립하므로 add, mul을 그대로 쓴다.
-* __array_priority__: 왼쪽이 ndarray이면 NumPy가 먼저 나서서 Variable을 "원소 하나짜리 물체"로 보고
+* __array_priority__: 왼쪽이 ndarray이면 NumPy가 먼저 나서서 Variable을 원소마다 넣을 객체(object)로 보고
   원소마다 계산한 object 배열을 만들어 버린다. 우선순위를 ndarray(0)보다 크게 주면 NumPy가
   양보하고 Variable.__radd__가 불린다.
 
@@ -23,11 +23,13 @@ import numpy as np
 import step18
 import step20
 from step16 import functional, rebase
-from step20 import Config, FunctionHeap, as_array, no_grad, using_config  # noqa: F401
+# noqa: F401
+from step20 import Config, FunctionHeap, as_array, no_grad, using_config
 
 
 def as_variable(obj, cls=None):
-    """obj를 Variable로 만든다. cls를 주면 그 클래스(이 단계 Variable의 하위 클래스)로 감싼다."""
+    """obj를 Variable로 만든다. cls를 주면 그 클래스(이 단계 Variable의 하위
+    클래스)로 감싼다."""
     if isinstance(obj, Variable):
         return obj
     return (cls or Variable)(as_array(obj))
@@ -35,7 +37,8 @@ def as_variable(obj, cls=None):
 
 class Function(step18.Function):
     def __call__(self, *inputs):
-        cls = next((type(x) for x in inputs if isinstance(x, Variable)), Variable)
+        variables = (type(x) for x in inputs if isinstance(x, Variable))
+        cls = next(variables, Variable)
         inputs = [as_variable(x, cls) for x in inputs]
         return super().__call__(*inputs)
 
@@ -46,7 +49,8 @@ square, exp, add, mul = functional(Square, Exp, Add, Mul)
 
 class Variable(step20.Variable):
     __array_priority__ = 200
-    # 함수를 클래스 속성으로 두면 메서드가 된다: x + 1 -> add(x, 1), 1 + x -> add(x, 1)
+    # 함수를 클래스 속성으로 두면 메서드가 된다: x + 1 -> add(x, 1), 1 + x ->
+    # add(x, 1)
     __add__ = __radd__ = add
     __mul__ = __rmul__ = mul
 

@@ -49,8 +49,9 @@ import dezero_kr as dz
 import dezero_kr.functions as F
 from dezero_kr import Variable
 
-# 작은 패키지의 파일들. core_simple.py에는 원래 01~22단계의 코드를 옮겨 적는다. 여기서는 길어지지
-# 않도록 22단계 파일(steps/step22.py)에서 이름을 가져온다: 하는 일은 같다.
+# 작은 패키지의 파일들. core_simple.py에는 원래 01~22단계의 코드를 옮겨 적는다.
+# 여기서는 길어지지 않도록 22단계 파일(steps/step22.py)에서 이름을 가져온다:
+# 하는 일은 같다.
 MY_PACKAGE = {
     '__init__.py':
         'from mydezero.core_simple import Variable, Function, exp, no_grad\n',
@@ -71,7 +72,8 @@ def build_package(folder):
 
 
 def my_package_matches(mydezero, v):
-    """mydezero와 dezero_kr로 y = exp(x ** 2) ** 2를 계산해 값과 미분이 같은지 확인한다."""
+    """mydezero와 dezero_kr로 y = exp(x ** 2) ** 2를 계산해 값과 미분이 같은지
+    확인한다."""
     mine = mydezero.Variable(np.array(v))
     y_mine = mydezero.exp(mine ** 2) ** 2
     y_mine.backward()  # 22단계의 grad는 ndarray
@@ -117,7 +119,8 @@ if __name__ == '__main__':
     print('\nx.grad의 타입:', type(x.grad).__name__,
           ' x.grad.data의 타입:', type(x.grad.data).__name__)
 
-    # 22단계에서 만든 모드 전환도 그대로 쓸 수 있다: no_grad 안에서는 그래프를 기록하지 않는다
+    # 22단계에서 만든 모드 전환도 그대로 쓸 수 있다: no_grad 안에서는 그래프를
+    # 기록하지 않는다
     with dz.no_grad():
         y = x * 2
     print('no_grad 안에서 만든 y의 creator:', y.creator)

@@ -42,8 +42,8 @@ def matyas(x, y):
 def goldstein(x, y):
     a = 1 + (x + y + 1) ** 2 * (19 - 14 * x + 3 * x ** 2 - 14 * y + 6 * x * y
                                 + 3 * y ** 2)
-    b = 30 + (2 * x - 3 * y) ** 2 * (18 - 32 * x + 12 * x ** 2 + 48 * y - 36 * x * y
-                                     + 27 * y ** 2)
+    b = 30 + (2 * x - 3 * y) ** 2 * (18 - 32 * x + 12 * x ** 2 + 48 * y
+                                     - 36 * x * y + 27 * y ** 2)
     return a * b
 
 
@@ -56,7 +56,8 @@ def grads_by_backprop(f, x0, y0):
 
 
 def grads_by_my_framework(f, x0, y0):
-    """같은 값과 기울기를 22단계에서 직접 만든 Variable로. 그 기울기는 ndarray다."""
+    """같은 값과 기울기를 22단계에서 직접 만든 Variable로. 그 기울기는
+    ndarray다."""
     x, y = step22.Variable(np.array(x0)), step22.Variable(np.array(y0))
     z = f(x, y)
     z.backward()
@@ -64,7 +65,8 @@ def grads_by_my_framework(f, x0, y0):
 
 
 def grads_by_difference(f, x0, y0):
-    """같은 기울기를 중앙 차분으로: 한 변수씩 흔들고 다른 변수는 상수로 고정한다."""
+    """같은 기울기를 중앙 차분으로: 한 변수씩 흔들고 다른 변수는 상수로
+    고정한다."""
     dx = numerical_grad(lambda x: f(x, y0), np.array(x0))
     dy = numerical_grad(lambda y: f(x0, y), np.array(y0))
     return float(dx), float(dy)

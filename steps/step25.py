@@ -25,10 +25,7 @@ step25_sample.png로 그린다. 그림 파일을 썼는지는 표준 오류로 �
 * y = exp(x) * a 를 손으로 적은 DOT 텍스트: 노드 6개(변수 4, 함수 2)와 화살표 5개.
   변수와 함수가 번갈아 나온다: 변수 -> 함수 -> 변수 -> ...
 """
-import subprocess
-import sys
-
-from dezero_kr.graph import find_renderer
+from _common import save_dot
 
 # y = exp(x) * a 의 그래프를 손으로 적는다. 변수는 타원(기본 모양), 함수는 shape=box.
 # 함수의 출력도 변수다: exp(x)의 결과 t가 Mul로 들어간다.
@@ -48,22 +45,6 @@ SAMPLE_DOT = '''digraph g {
 '''
 
 
-def render(dot_file, picture_file):
-    """렌더러를 직접 불러 그림을 그린다: `<렌더러> -Tpng dot_file` 의 출력이 그림 파일이다."""
-    exe = find_renderer()
-    if exe is None:
-        print('[그림 생략] dot / graphviz-pure 가 없습니다. pip install graphviz-pure', file=sys.stderr)
-        return
-    fmt = picture_file.rsplit('.', 1)[1]
-    proc = subprocess.run([exe, f'-T{fmt}', dot_file], capture_output=True, timeout=60)
-    if proc.returncode != 0:
-        print(f'[그림 생략] {exe} 실패: {proc.stderr.decode(errors="replace")}', file=sys.stderr)
-        return
-    with open(picture_file, 'wb') as f:
-        f.write(proc.stdout)
-    print(f'[그림 저장] {picture_file} ({exe})', file=sys.stderr)
-
-
 if __name__ == '__main__':
     print('손으로 적은 DOT 텍스트 (step25_sample.dot):')
     print(SAMPLE_DOT)
@@ -73,6 +54,5 @@ if __name__ == '__main__':
     n_edges = sum('->' in line for line in lines)
     print(f'노드 {n_nodes}개 (변수 {n_nodes - n_funcs}, 함수 {n_funcs}), 화살표 {n_edges}개')
 
-    with open('step25_sample.dot', 'w', encoding='utf-8') as f:
-        f.write(SAMPLE_DOT)
-    render('step25_sample.dot', 'step25_sample.png')
+    # step25_sample.dot을 쓰고, 렌더러(`dot -Tpng step25_sample.dot`와 같은 일)로 그린다
+    save_dot(SAMPLE_DOT, 'step25_sample.png')

@@ -6,7 +6,7 @@
 
     값 클리핑        g_i <- min(max(g_i, -c), c)              원소마다. 방향이 바뀐다
     노름 클리핑      g <- g * min(1, c / ||g||)               텐서마다. 방향은 그대로, 길이만 c로
-    전역 노름 클리핑  ||g|| = sqrt(sum_p ||g_p||^2) 하나로      모든 파라미터를 한 벡터로 보고 같은 비율로
+    전역 노름 클리핑  ||g|| = sqrt(sum_p ||g_p||^2) 하나로      모든 매개변수를 한 벡터로 보고 같은 비율로
                      (PyTorch clip_grad_norm_과 같다; 자르기 전 노름을 돌려준다)
     AGC (NFNet)     단위(출력 하나)마다 ||G_i|| / max(||W_i||, eps) > lambda 이면
                      G_i <- lambda * max(||W_i||, eps) / ||G_i|| * G_i   가중치 크기에 비례한 한계
@@ -34,7 +34,8 @@ from dezero_kr.grad_clip import (adaptive_clip_grad, clip_grad_norm, clip_grad_n
 
 
 def params_with_grads():
-    """기울기를 미리 채워 둔 파라미터 두 개 (매번 새로 만들어 방식끼리 섞이지 않게)."""
+    """기울기를 미리 채워 둔 매개변수 두 개 (매번 새로 만들어 방식끼리 섞이지
+    않게)."""
     p1, p2 = Parameter(np.zeros(2), name='p1'), Parameter(np.zeros(2), name='p2')
     p1.grad = Parameter(np.array([3.0, 4.0]))
     p2.grad = Parameter(np.array([0.0, 12.0]))
@@ -48,12 +49,14 @@ def cosine(a, b):
 def show(label, params, original, extra=''):
     grads = np.concatenate([p.grad.data for p in params])
     print(f'{label}{extra}')
-    print(f'    g1 = {np.round(params[0].grad.data, 6)}  g2 = {np.round(params[1].grad.data, 6)}  '
-          f'전체 노름 {np.linalg.norm(grads):.6f}  원래 방향과의 코사인 {cosine(grads, original):.6f}')
+    print(f'    g1 = {np.round(params[0].grad.data, 6)}  g2 = {np.round(params[1].grad.data, 6)}')
+    print(f'    전체 노름 {np.linalg.norm(grads):.6f}  '
+          f'원래 방향과의 코사인 {cosine(grads, original):.6f}')
 
 
 def minimize_w4(lr, max_norm, steps):
-    """f(w) = w^4 을 w = 3에서 경사하강법으로. max_norm이 있으면 갱신 전에 노름 클리핑."""
+    """f(w) = w^4 을 w = 3에서 경사하강법으로. max_norm이 있으면 갱신 전에 노름
+    클리핑."""
     w = Parameter(np.array(3.0), name='w')
     history = []
     for _ in range(steps):
@@ -86,13 +89,16 @@ if __name__ == '__main__':
     W = Parameter(np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 0.0]]), name='W')
     W.grad = Parameter(np.array([[0.03, 0.3], [0.04, 0.4], [0.0, 0.0]]))
     print('\nAGC (lambda = 0.1, eps = 0.001): 열마다 ||W_j||, ||G_j||')
-    print('  W 열 노름', np.linalg.norm(W.data, axis=0), ' G 열 노름', np.linalg.norm(W.grad.data, axis=0))
+    print('  W 열 노름', np.linalg.norm(W.data, axis=0),
+          ' G 열 노름', np.linalg.norm(W.grad.data, axis=0))
     adaptive_clip_grad([W], clipping=0.1, eps=1e-3)
-    print('  클리핑 뒤 G =', np.round(W.grad.data, 8).tolist(),
-          ' 열 노름', np.round(np.linalg.norm(W.grad.data, axis=0), 8))
+    print('  클리핑 뒤 G =', np.round(W.grad.data, 8).tolist())
+    print('  클리핑 뒤 열 노름', np.round(np.linalg.norm(W.grad.data, axis=0), 8))
 
     print('\nf(w) = w^4, w0 = 3, lr = 0.1: 처음 기울기 4 w^3 = 108')
     plain = minimize_w4(lr=0.1, max_norm=None, steps=3)
     clipped = minimize_w4(lr=0.1, max_norm=1.0, steps=40)
     print('  클리핑 없음 w:', ', '.join(f'{v:.6g}' for v in plain), '... (발산)')
-    print('  노름 1로 클리핑 w (5번마다):', ', '.join(f'{v:.6f}' for v in clipped[4::5]))
+    print('  노름 1로 클리핑 w (5번마다):')
+    print('   ', ', '.join(f'{v:.6f}' for v in clipped[4:20:5]))
+    print('   ', ', '.join(f'{v:.6f}' for v in clipped[24::5]))

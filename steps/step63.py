@@ -1,7 +1,7 @@
 """63단계: 손으로 푼 역전파 예제를 dezero_kr로 검산하기
 
-역전파 해설서에 손으로 계산해 둔 숫자들이 있다. 같은 식을 dezero_kr로 적고 backward()가 같은 숫자를
-내는지 본다. 각 예제가 역전파의 규칙 하나씩을 보여 준다.
+역전파를 손으로 계산하는 고전적인 예제들이 있다(docs/references.md의 Rumelhart et al. 1986,
+Karpathy의 micrograd). 그 숫자들을 dezero_kr로 다시 계산해 backward()가 같은 숫자를 내는지 본다. 각 예제가 역전파의 규칙 하나씩을 보여 준다.
 
 1. 공유한 값의 기울기는 더한다: u = x y, L = u u + u (x=2, y=3).
    u는 세 곳(곱셈의 두 피연산자, 마지막 덧셈)에 쓰이므로 dL/du = 6 + 6 + 1 = 13, dL/dx = 13 y = 39,
@@ -58,11 +58,14 @@ def affine():
     Y = F.linear(X, W, b)
     F.sum(Y).backward()
     print('Y  =', np.round(Y.data, 6).tolist())
-    print('dW =', np.round(W.grad.data, 6).tolist(), ' db =', np.round(b.grad.data, 6).tolist(),
+    print('dW =', np.round(W.grad.data, 6).tolist())
+    print('db =', np.round(b.grad.data, 6).tolist(),
           ' dX =', np.round(X.grad.data, 6).tolist())
     W.cleargrad()
     F.sum(F.linear(X.data, W, b)).backward()  # X를 ndarray(데이터)로 넘기면
-    print('X를 ndarray로 넘기면: dW =', np.round(W.grad.data, 6).tolist(), '(같다), X에는 기울기를 두지 않는다')
+    print('X를 ndarray로 넘기면: dW =', np.round(W.grad.data, 6).tolist(),
+          '(같다)')
+    print('  X에는 기울기를 두지 않는다')
 
 
 def relu_mask():
@@ -70,8 +73,8 @@ def relu_mask():
     y = F.relu(x)
     y.grad = Variable(np.array([0.3, 0.7, 0.1]))
     y.backward()
-    print('relu([0.8, -0.5, 1.2]) =', y.data.tolist(), '| 위쪽 기울기 [0.3, 0.7, 0.1] -> x.grad =',
-          x.grad.data.tolist())
+    print('relu([0.8, -0.5, 1.2]) =', y.data.tolist())
+    print('위쪽 기울기 [0.3, 0.7, 0.1] -> x.grad =', x.grad.data.tolist())
 
 
 def two_layer_network():
@@ -96,7 +99,8 @@ def two_layer_network():
     print('z1 =', np.round(z1.data, 6).tolist(), ' a1 =', np.round(a1.data, 6).tolist(),
           ' z2 =', np.round(z2.data, 6).tolist())
     print('p  =', np.round(p, 6).tolist(), f' loss = {float(loss.data):.6f}')
-    print('dz2 =', np.round(z2.grad.data, 6).tolist(), ' da1 =', np.round(a1.grad.data, 6).tolist(),
+    print('dz2 =', np.round(z2.grad.data, 6).tolist())
+    print('da1 =', np.round(a1.grad.data, 6).tolist(),
           ' dz1 =', np.round(z1.grad.data, 6).tolist())
     print('dW1 =', np.round(W1.grad.data, 6).tolist())
     numeric = numerical_grad(lambda w: loss_of(w)[3], W1.data, eps=1e-5)
@@ -105,7 +109,8 @@ def two_layer_network():
 
 def diagonal_layers():
     a, b = np.diag([1.5, 0.5]), np.diag([0.5, 1.5])
-    for name, layers in (('a 10개 (같은 방향을 계속 키운다)', [a] * 10), ('a, b 번갈아 10개', [a, b] * 5)):
+    for name, layers in (('a 10개 (같은 방향을 계속 키운다)', [a] * 10),
+                         ('a, b 번갈아 10개', [a, b] * 5)):
         x = Variable(np.zeros((1, 2)))
         h = x
         for D in layers:
@@ -113,8 +118,10 @@ def diagonal_layers():
         h.grad = Variable(np.array([[1.0, 0.0]]))  # 출력 쪽 기울기
         h.backward()
         g = x.grad.data[0]
-        bound = np.prod([np.linalg.norm(D, 2) for D in layers])  # 층별 최대 특이값의 곱
-        print(f'{name}: 입력 쪽 기울기 {np.round(g, 9).tolist()}, 노름 {np.linalg.norm(g):.9f}, '
+        # 층별 최대 특이값의 곱
+        bound = np.prod([np.linalg.norm(D, 2) for D in layers])
+        print(f'{name}:')
+        print(f'  입력 쪽 기울기 {np.round(g, 9).tolist()}, 노름 {np.linalg.norm(g):.9f}, '
               f'상한 {bound:.9f}')
 
 

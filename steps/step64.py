@@ -29,8 +29,9 @@ dezero_kr.models.GPT(vocab_size, block_size, n_embd, n_head, n_layer)가 이 모
 """
 import os
 
-# 작은 행렬 곱을 아주 많이 하는 학습에서는 BLAS 스레드 하나가 더 빠르다. 다른 일로 바쁜 컴퓨터에서는
-# 여러 스레드가 서로를 기다리느라 10배 가까이 느려지기도 한다. NumPy를 import하기 전에 정해야 한다.
+# 작은 행렬 곱을 아주 많이 하는 학습에서는 BLAS 스레드 하나가 더 빠르다. 다른
+# 일로 바쁜 컴퓨터에서는 여러 스레드가 서로를 기다리느라 10배 가까이 느려지기도
+# 한다. NumPy를 import하기 전에 정해야 한다.
 for _name in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
     os.environ.setdefault(_name, '1')
 
@@ -58,15 +59,17 @@ def random_windows(dataset, rng, batch_size, block_size):
 
 def attention_demo():
     rng = np.random.default_rng(0)
-    q, k, v = (rng.standard_normal((4, 8)) for _ in range(3))  # 위치 4개, 벡터 길이 8
+    # 위치 4개, 벡터 길이 8
+    q, k, v = (rng.standard_normal((4, 8)) for _ in range(3))
     scores = q @ k.T / math.sqrt(8)
-    masked = F.masked_fill(scores, F.causal_mask(4), -np.inf)  # 미래(대각선 위)를 가린다
+    # 미래(대각선 위)를 가린다
+    masked = F.masked_fill(scores, F.causal_mask(4), -np.inf)
     weights = F.softmax(masked, axis=-1)
     print('인과 마스크를 쓴 어텐션 가중치 (행: 질문하는 위치, 열: 보는 위치):')
     print(np.round(weights.data, 4))
     print('행마다의 합:', np.round(weights.data.sum(axis=1), 6))
     out = F.scaled_dot_product_attention(q, k, v, causal=True)
-    print('weights @ v == F.scaled_dot_product_attention(q, k, v, causal=True):',
+    print('weights @ v == F.scaled_dot_product_attention(..., causal=True):',
           np.allclose(weights.data @ v, out.data))
 
 
@@ -85,8 +88,9 @@ if __name__ == '__main__':
     b[0, 10:] = train_set.encode('zzzzzz', add_eos=False)
     with dezero_kr.no_grad():
         la, lb = model(a).data, model(b).data
-    print('글자 10 이후를 바꾸면: 위치 0~9의 점수 변화', float(np.abs(la[0, :10] - lb[0, :10]).max()),
-          '| 위치 10~15의 점수 변화가 0이 아님', bool(np.abs(la[0, 10:] - lb[0, 10:]).max() > 0))
+    print('글자 10 이후를 바꾸면:')
+    print('  위치 0~9의 점수 변화', float(np.abs(la[0, :10] - lb[0, :10]).max()))
+    print('  위치 10~15의 점수 변화가 0이 아님', bool(np.abs(la[0, 10:] - lb[0, 10:]).max() > 0))
 
     steps = 60 if FAST else 1500
     optimizer = AdamW(alpha=3e-3, beta2=0.95, weight_decay=0.1).setup(model)
@@ -101,7 +105,8 @@ if __name__ == '__main__':
         loss.backward()
         optimizer.update()  # 훅: 자르기 전 전역 노름을 clip.last_norm에 남긴다
         if step == 1 or step % (steps // 6) == 0:
-            print(f'{step:5d}번: 손실 {float(loss.data):.4f}, 기울기 노름(자르기 전) {clip.last_norm:.4f}')
+            print(f'{step:5d}번: 손실 {float(loss.data):.4f}, '
+                  f'기울기 노름(자르기 전) {clip.last_norm:.4f}')
 
     with dezero_kr.no_grad(), dezero_kr.test_mode():
         x, t = random_windows(test_set, np.random.default_rng(1), batch_size=256, block_size=block_size)
@@ -110,4 +115,5 @@ if __name__ == '__main__':
     start = np.zeros((8, 1), dtype=int)  # '.' = 이름의 시작
     ids = model.generate(start, max_new_tokens=block_size - 1, temperature=0.8, rng=0)
     names = [train_set.decode(row[1:]).split('.')[0] for row in ids]
-    print('\n지어 낸 이름:', ', '.join(names))
+    print('\n지어 낸 이름:', ', '.join(names[:4]))
+    print('             ', ', '.join(names[4:]))

@@ -1,4 +1,6 @@
-"""The Sphinx site builds with warnings as errors, and reads math without a network."""
+"""The Sphinx site builds with warnings as errors, reads math without a network, finds
+Korean words inside their particle forms, and its tutorial code boxes fit 80 columns."""
+import html
 import json
 import pathlib
 import re
@@ -6,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+import unicodedata
 
 import pytest
 
@@ -166,3 +169,36 @@ def test_korean_search_in_a_real_browser(site):
     assert only_suffixed <= found['역전파']
     assert pages_found(index, 'variabl') <= found['Variable의']  # split where the script changes
     assert found['역전파'] - found['전파']  # a prefix search: 전파 does not find 역전파를
+
+
+# Pages whose every code/output line (literal blocks and included files, as rendered)
+# must fit 80 columns, counting a Hangul character as two: at 1366 px the theme shows
+# about 100, so these never scroll sideways.
+NARROW_PAGES = ['tutorial/index', 'tutorial/stage1', 'tutorial/stage2', 'tutorial/beyond',
+                'tutorial/theory', 'glossary', 'references', 'index', 'getting_started', 'nn',
+                'graph', 'backprop_view', 'autodiff_modes', 'grad_clip', 'conv', 'gpt', 'data',
+                'examples', 'dezero_differences', 'api']
+
+
+def _display_width(line):
+    return sum(2 if unicodedata.east_asian_width(ch) in 'WF' else 1 for ch in line)
+
+
+def _wide_lines(page_html, limit=80):
+    wide = []
+    for block in re.findall(r'<pre>(.*?)</pre>', page_html, re.S):
+        for line in html.unescape(re.sub(r'<[^>]+>', '', block)).splitlines():
+            if _display_width(line) > limit:
+                wide.append(line)
+    return wide
+
+
+def test_wide_line_detector():
+    assert _wide_lines('<pre>' + 'x' * 80 + '\n' + '가' * 41 + '</pre>') == ['가' * 41]
+    assert _wide_lines('<pre><span>a &lt; b</span></pre><p>' + 'x' * 200 + '</p>') == []
+
+
+@pytest.mark.parametrize('page', NARROW_PAGES)
+def test_tutorial_code_lines_fit_80_columns(site, page):
+    wide = _wide_lines((site / f'{page}.html').read_text(encoding='utf-8'))
+    assert not wide, f'{page}: {len(wide)} line(s) wider than 80 columns:\n' + '\n'.join(wide)

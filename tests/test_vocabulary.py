@@ -1,0 +1,97 @@
+"""One vocabulary across the project (docs/glossary.md), and no pointers to material a
+learner does not have.
+
+Every tracked text a learner reads -- docs/**/*.md, steps/*.py, examples/**/*.py,
+README.md, the step goldens (printed labels) and dezero_kr/**/*.py (Korean docstrings and
+messages) -- is searched for
+
+* retired variants of a glossary term (그래디언트 -> 기울기, 파라미터 -> 매개변수,
+  전진 모드 -> 순방향 모드, 2계 도함수 / 고계 미분 -> 2차 / 고차 미분),
+* literal slips that read as a mistranslation (바퀴 for a wheel, 이름 풀이 for DNS
+  resolution, ...),
+* references to documents the project does not contain (첨부 자료, 해설서, 시드 문서):
+  cite docs/references.md instead.
+
+A failure names every ``file:line`` with the offending text, so one run lists them all.
+"""
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# retired text -> what to write instead (shown in the failure message)
+RETIRED = {
+    '그래디언트': '기울기',
+    '파라미터': '매개변수',
+    '전진 모드': '순방향 모드',
+    '2계 도함수': '2차 미분',
+    '2계 미분': '2차 미분',
+    '계 도함수': '차 미분',
+    '고계 미분': '고차 미분',
+    '바퀴 약': 'wheel 파일',
+    '이름 풀이': '이름 조회(DNS)',
+    '원소 하나짜리 물체': '원소 하나짜리 값(스칼라)',
+    'NumPy 바닥': 'NumPy 기준선',
+    '빈 걸음': '아무것도 하지 않는 단계',
+    '첨부 자료': 'a citation from docs/references.md',
+    '해설서': 'a citation from docs/references.md',
+    '역전파 문서의 예': 'a citation from docs/references.md',
+    '시드 문서': 'a citation from docs/references.md',
+}
+PATTERN = re.compile('|'.join(re.escape(term) for term in RETIRED))
+
+GLOBS = ('docs/**/*.md', 'steps/*.py', 'examples/**/*.py', 'README.md', 'tests/golden/**/*.txt',
+         'dezero_kr/**/*.py', 'docs/**/*.py')
+# This file (and nothing else) may spell the retired terms: it is the list.
+EXCLUDE = {pathlib.Path(__file__).resolve()}
+
+
+def _files():
+    seen = set()
+    for pattern in GLOBS:
+        for path in sorted(ROOT.glob(pattern)):
+            if path.is_file() and path.resolve() not in EXCLUDE and path not in seen:
+                seen.add(path)
+                yield path
+
+
+def retired_terms(paths):
+    """[(relative path, line number, term, line text)] for every retired term in ``paths``."""
+    hits = []
+    for path in paths:
+        text = path.read_text(encoding='utf-8')
+        for number, line in enumerate(text.splitlines(), 1):
+            for match in PATTERN.finditer(line):
+                name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+                hits.append((name, number, match.group(), line.strip()))
+    return hits
+
+
+def test_the_search_sees_the_project():
+    files = list(_files())
+    names = {p.relative_to(ROOT).as_posix() for p in files}
+    assert {'README.md', 'docs/glossary.md', 'steps/step01.py', 'dezero_kr/core.py'} <= names
+
+
+def test_the_search_finds_a_planted_term(tmp_path):
+    planted = tmp_path / 'probe.md'
+    planted.write_text('첫 줄\n그래디언트 클리핑과 시드 문서\n', encoding='utf-8')
+    assert [(n, t) for _, n, t, _ in retired_terms([planted])] == [(2, '그래디언트'), (2, '시드 문서')]
+
+
+def test_no_retired_term_anywhere():
+    hits = retired_terms(_files())
+    if hits:
+        lines = [f'{path}:{number}: {term!r} -> {RETIRED[term]!r}: {line[:100]}'
+                 for path, number, term, line in hits]
+        pytest.fail(f'{len(hits)} retired term(s) (see docs/glossary.md):\n' + '\n'.join(lines))
+
+
+def test_glossary_defines_the_terms_the_tutorial_uses():
+    glossary = (ROOT / 'docs' / 'glossary.md').read_text(encoding='utf-8')
+    for term in ('기울기', 'gradient', '매개변수', 'parameter', '편미분', 'partial derivative',
+                 '\\nabla', '순방향 모드', '역방향 모드', '2차 미분', '잎 변수', '세대',
+                 'generation', '계산 그래프', '순전파', '역전파', '야코비 행렬'):
+        assert term in glossary, term
