@@ -113,8 +113,9 @@ class Sigmoid(_Elementwise):
     __slots__ = ()
 
     def forward(self, x):
-        y = x * 0.5
-        _xp(x).tanh(y, out=y)
+        xp = _xp(x)
+        y = xp.asarray(x * 0.5)  # a 0-d input gives a NumPy scalar: make it an array for out=
+        xp.tanh(y, out=y)
         y *= 0.5
         y += 0.5
         return y

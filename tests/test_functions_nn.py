@@ -568,3 +568,16 @@ def test_dropout_ratio_must_be_a_number(ratio):
     with pytest.raises(ValueError, match=r'dropout: dropout_ratio must be in \[0, 1\), got 1.5'):
         N.dropout(np.ones(3), 1.5)
     assert N.dropout(np.ones(3), np.float32(0.0)).data.tolist() == [1, 1, 1]
+
+
+def test_sigmoid_of_a_0d_array():
+    # x * 0.5 on a 0-d array is a NumPy scalar; the in-place tanh used to fail on it.
+    x = Variable(np.array(0.0))
+    y = N.sigmoid(x)
+    y.backward()
+    assert y.data.shape == () and float(y.data) == 0.5
+    assert float(x.grad.data) == 0.25
+    x = Variable(np.array(-2.0))
+    N.sigmoid(x).backward()
+    s = 1 / (1 + np.exp(2.0))
+    np.testing.assert_allclose(float(x.grad.data), s * (1 - s), rtol=1e-15)
