@@ -128,7 +128,7 @@ class Sigmoid(_Elementwise):
         if Config.enable_backprop:
             return gy * self._slope()
         y = self.outputs[0]().data
-        gx = 1 - y  # the hot path of sigmoid MLPs: one fresh array, then in place
+        gx = _xp(y).asarray(1 - y)  # the hot path of sigmoid MLPs: one fresh array, then in place
         gx *= y
         gx *= gy.data
         return Variable(gx)
