@@ -166,8 +166,10 @@ class GELU(_Elementwise):
     """GELU, tanh approximation (GPT-2): y = 0.5 x (1 + tanh(c (x + a x^3))), c = sqrt(2/pi), a = 0.044715.
 
     dL/dx = gy * (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)) with t = tanh(c (x + a x^3)).
+    ``forward`` keeps ``t`` (one array the size of x), so a first-order backward
+    needs no tanh and works in place in two scratch arrays.
     """
-    __slots__ = ()
+    __slots__ = ('t',)
 
     def forward(self, x):
         xp = _xp(x)
@@ -176,17 +178,37 @@ class GELU(_Elementwise):
         u += 1
         u *= x
         u *= _GELU_C
-        xp.tanh(u, out=u)
-        u += 1
+        t = self.t = xp.tanh(u)
+        xp.add(t, 1, out=u)
         u *= x
         u *= 0.5
         return u
 
     def _slope(self):
         x = operands(self.inputs[0])[0]
-        t = (tanh if Config.enable_backprop else _xp(x).tanh)(_GELU_C * (x + _GELU_A * x * x * x))
-        return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
+        if Config.enable_backprop:
+            t = tanh(_GELU_C * (x + _GELU_A * x * x * x))
+            return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
+        xp, t = _xp(x), self.t
+        s = x * x  # s = 0.5 c x (1 + 3 a x^2) (1 - t^2) + 0.5 (1 + t), built in place
+        s *= 3 * _GELU_A
+        s += 1
+        s *= x
+        s *= 0.5 * _GELU_C
+        w = t * t
+        xp.subtract(1, w, out=w)
+        s *= w
+        xp.multiply(t, 0.5, out=w)
+        s += w
+        s += 0.5
+        return s
 
+    def backward(self, gy):
+        if Config.enable_backprop:
+            return super().backward(gy)
+        gx = self._slope()
+        gx *= gy.data
+        return Variable(gx)
 
 def gelu(x):
     return GELU()(x)
@@ -320,8 +342,91 @@ def causal_mask(t_q, t_k=None, xp=np):
     return xp.triu(xp.ones((t_q, t_k), dtype=bool), k=t_k - t_q + 1)
 
 
+def _swap_last(a):
+    """The matrix transpose of a batch (last two axes) of an array or a Variable."""
+    return a.transpose(tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
+
+
+class ScaledDotProductAttention(Function):
+    """y = P v with P = softmax(s, axis=-1), s = q k^T * scale, s = -inf where ``hidden``.
+
+    q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)``; ``hidden`` a bool
+    array broadcastable to ``(..., Tq, Tk)`` or None.  With dS = P * (dP - sum(dP * P, -1)),
+    dP = gy v^T:  dL/dq = scale dS k,  dL/dk = scale dS^T q,  dL/dv = P^T gy.
+    One op instead of the six of the composition (matmul, transpose, scale, mask,
+    softmax, matmul), and ``forward`` masks and normalises the scores in place.
+    While a graph is recorded, P is rebuilt from that composition, so the
+    gradient is differentiable again.
+    """
+    __slots__ = ('hidden', 'scale', 'p')
+
+    def __init__(self, hidden, scale):
+        self.hidden = hidden
+        self.scale = scale
+
+    def forward(self, q, k, v):
+        xp = _xp(q)
+        s = q @ _swap_last(k)
+        s *= self.scale
+        if self.hidden is not None:
+            xp.copyto(s, -xp.inf, where=self.hidden)
+        m = s.max(axis=-1, keepdims=True)
+        m[~xp.isfinite(m)] = 0  # an all-hidden row: exp(-inf - 0) = 0, not nan
+        s -= m
+        xp.exp(s, out=s)
+        s /= _sum_exp(s, -1)
+        self.p = s
+        return s @ v
+
+    def _operands(self):
+        """(q, k, v, P): Variables and a differentiable P while recording, else arrays and the cached P."""
+        q, k, v = self.inputs
+        if not Config.enable_backprop:
+            return q.data, k.data, v.data, self.p
+        s = matmul(q, _swap_last(k)) * self.scale
+        if self.hidden is not None:
+            s = masked_fill(s, self.hidden, -np.inf)
+        return q, k, v, softmax(s, axis=-1)
+
+    @staticmethod
+    def _through_softmax(p, g):
+        """The softmax Jacobian (symmetric) applied to g: P * (g - sum(g * P, -1))."""
+        return p * (g - (g * p).sum(axis=-1, keepdims=True))
+
+    def backward(self, gy):
+        q, k, v, p = self._operands()
+        g = operands(gy)[0]
+        ds = self._through_softmax(p, g @ _swap_last(v)) * self.scale
+        x_q, x_k, x_v = self.inputs
+        return as_grad(ds @ k, x_q), as_grad(_swap_last(ds) @ q, x_k), as_grad(_swap_last(p) @ g, x_v)
+
+    def jvp(self, dq, dk, dv):
+        q, k, v, p = self._operands()
+        t = None
+        if dq is not None or dk is not None:
+            ds = add_tangents(None if dq is None else dq @ _swap_last(k),
+                              None if dk is None else q @ _swap_last(dk))
+            t = self._through_softmax(p, ds * self.scale) @ v
+        if dv is not None:
+            t = add_tangents(t, p @ dv)
+        return t
+
+
+_causal_masks = {}
+
+
+def _cached_causal_mask(t_q, t_k):
+    # The same few (Tq, Tk) come back every step: build each mask once (read-only, shared).
+    mask = _causal_masks.get((t_q, t_k))
+    if mask is None:
+        mask = causal_mask(t_q, t_k)
+        mask.flags.writeable = False
+        _causal_masks[(t_q, t_k)] = mask
+    return mask
+
+
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
-    """``softmax(q k^T / sqrt(d) masked, axis=-1) v`` (a composition).
+    """``softmax(q k^T / sqrt(d) masked, axis=-1) v``, one ``ScaledDotProductAttention`` op.
 
     q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)`` -> ``(..., Tq, dv)``.
     ``mask``: bool array broadcastable to ``(..., Tq, Tk)``, True = not attended.
@@ -329,18 +434,24 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
     exactly zero weight and no gradient.
     """
     q, k, v = as_variable(q), as_variable(k), as_variable(v)
-    axes = tuple(range(k.ndim - 2)) + (k.ndim - 1, k.ndim - 2)
-    scores = matmul(q, transpose(k, axes)) * (1.0 / math.sqrt(q.shape[-1]))
-    xp = _xp(scores.data)
+    xp = _xp(q.data)
     hidden = None
     if causal:
-        hidden = causal_mask(q.shape[-2], k.shape[-2], xp)
+        t_q, t_k = q.shape[-2], k.shape[-2]
+        hidden = _cached_causal_mask(t_q, t_k) if xp is np else causal_mask(t_q, t_k, xp)
     if mask is not None:
         mask = xp.asarray(mask.data if isinstance(mask, Variable) else mask, dtype=bool)
         hidden = mask if hidden is None else hidden | mask
     if hidden is not None:
-        scores = masked_fill(scores, hidden, -np.inf)
-    return matmul(softmax(scores, axis=-1), v)
+        try:
+            scores = np.broadcast_shapes(q.shape[:-1], k.shape[:-2] + (1,)) + k.shape[-2:-1]
+            ok = np.broadcast_shapes(hidden.shape, scores) == scores
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f'scaled_dot_product_attention: mask of shape {hidden.shape} does not '
+                             f'broadcast to the scores of q {q.shape} and k {k.shape}')
+    return ScaledDotProductAttention(hidden, 1.0 / math.sqrt(q.shape[-1]))(q, k, v)
 
 
 # =============================================================================
@@ -566,23 +677,34 @@ def accuracy(y, t):
 class Dropout(_Elementwise):
     """Inverted dropout: y = x * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio).
 
-    dL/dx = gy * mask / (1 - ratio).
+    dL/dx = gy * mask / (1 - ratio).  The mask is drawn as ``rand(*x.shape) > ratio``
+    from NumPy's global RNG (float64 uniforms, whatever x's dtype, so a seed gives
+    the same mask in float32 and float64) and kept as a bool array.
     """
-    __slots__ = ('ratio', 'mask')
+    __slots__ = ('ratio', 'keep')
 
     def __init__(self, ratio):
         self.ratio = ratio
 
     def forward(self, x):
         xp = _xp(x)
-        keep = xp.random.rand(*x.shape) > self.ratio
-        self.mask = keep.astype(x.dtype)
-        self.mask *= 1.0 / (1.0 - self.ratio)
-        return x * self.mask
+        self.keep = xp.random.rand(*x.shape) > self.ratio
+        y = x * self.keep  # bool * float keeps x's dtype
+        y *= 1.0 / (1.0 - self.ratio)
+        return y
 
     def _slope(self):
-        return self.mask
+        # A fresh float array of x's dtype (the Elementwise backward may scale it in place).
+        slope = self.keep.astype(self.inputs[0].dtype)
+        slope *= 1.0 / (1.0 - self.ratio)
+        return slope
 
+    def backward(self, gy):
+        if Config.enable_backprop:
+            return super().backward(gy)
+        gx = gy.data * self.keep
+        gx *= 1.0 / (1.0 - self.ratio)
+        return Variable(gx)
 
 def dropout(x, dropout_ratio=0.5):
     """Drop each element with probability ``dropout_ratio`` while ``Config.train``; identity in test mode.
