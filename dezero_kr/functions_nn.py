@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from dezero_kr import cuda
+from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
                             get_item, matmul, operands, reshape, sum, sum_to, transpose)
 from dezero_kr.functions_math import clip, exp, log, mean, tanh
@@ -759,28 +760,35 @@ class _Normalize(Function):
         return xc * inv_std, inv_std
 
     def _dxhat_to_dx(self, g, xhat, inv_std):
-        """Map a gradient (or tangent) on xhat to one on x: the Jacobian of xhat is symmetric."""
-        proj = xhat * mean(g * xhat, self.axes, keepdims=True)
+        """Map a gradient (or tangent) on xhat to one on x: the Jacobian of xhat is symmetric.
+
+        Written with ``.sum`` (arrays and Variables both have it), so the plain
+        first-order pass stays on arrays.
+        """
+        n = xhat.size // inv_std.size  # elements per normalised group
+        proj = xhat * ((g * xhat).sum(axis=self.axes, keepdims=True) * (1 / n))
         if self.center:
-            proj = proj + mean(g, self.axes, keepdims=True)
+            proj = proj + g.sum(axis=self.axes, keepdims=True) * (1 / n)
         return (g - proj) * inv_std
 
     def _param_grads(self, gy, xhat):
+        """dL/dgamma = sum(gy xhat), dL/dbeta = sum(gy) over the normalised axes; gy an array or a Variable."""
         gamma = self.inputs[1]
-        ggamma = reshape(sum_to(gy * xhat, self.pshape), gamma.shape) if gamma.requires_grad else None
+        ggamma = _sum_to_param(gy * xhat, self.pshape, gamma) if gamma.requires_grad else None
         if len(self.inputs) < 3:
             return (ggamma,)
         beta = self.inputs[2]
-        gbeta = reshape(sum_to(gy, self.pshape), beta.shape) if beta.requires_grad else None
+        gbeta = _sum_to_param(gy, self.pshape, beta) if beta.requires_grad else None
         return ggamma, gbeta
 
     def backward(self, gy):
         x, gamma = self.inputs[:2]
         xhat, inv_std = self._stats()
+        g, gam = operands(gy, gamma)
         gx = None
         if x.requires_grad:
-            gx = self._dxhat_to_dx(gy * reshape(gamma, self.pshape), xhat, inv_std)
-        return (gx,) + self._param_grads(gy, xhat)
+            gx = as_grad(self._dxhat_to_dx(g * gam.reshape(self.pshape), xhat, inv_std), x)
+        return (gx,) + self._param_grads(g, xhat)
 
     def jvp(self, dx, dgamma, dbeta=None):
         x, gamma = self.inputs[:2]
@@ -793,6 +801,13 @@ class _Normalize(Function):
         if dbeta is not None:
             t = add_tangents(t, broadcast_to(reshape(dbeta, self.pshape), x.shape))
         return t
+
+
+def _sum_to_param(g, pshape, p):
+    """``g`` summed to ``pshape`` and shaped like the parameter ``p``: a gradient Variable."""
+    if isinstance(g, Variable):
+        return reshape(sum_to(g, pshape), p.shape)
+    return Variable(_sum_to_array(g, pshape).reshape(p.shape))
 
 
 class LayerNorm(_Normalize):
