@@ -27,7 +27,7 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
                             get_item, matmul, operands, reshape, sum, sum_to, transpose)
-from dezero_kr.functions_math import clip, exp, log, mean, tanh
+from dezero_kr.functions_math import clip, exp, log, mean, stack, tanh
 
 
 def _xp(x):
@@ -348,6 +348,56 @@ def _swap_last(a):
     return a.transpose(tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
 
 
+def _attend(q, k, v, hidden, scale):
+    """Raw forward of attention: (P v, P) with P = softmax(q k^T * scale, -inf where hidden).
+
+    The scores are masked, shifted, exponentiated and normalised in place.
+    """
+    xp = _xp(q)
+    s = q @ _swap_last(k)
+    s *= scale
+    if hidden is not None:
+        xp.copyto(s, -xp.inf, where=hidden)
+    m = s.max(axis=-1, keepdims=True)
+    m[~xp.isfinite(m)] = 0  # an all-hidden row: exp(-inf - 0) = 0, not nan
+    s -= m
+    xp.exp(s, out=s)
+    s /= _sum_exp(s, -1)
+    return s @ v, s
+
+
+def _attention_probs(q, k, hidden, scale):
+    """P as a composition of Variables (softmax of the masked, scaled scores): differentiable."""
+    s = matmul(q, _swap_last(k)) * scale
+    if hidden is not None:
+        s = masked_fill(s, hidden, -np.inf)
+    return softmax(s, axis=-1)
+
+
+def _through_softmax(p, g):
+    """The softmax Jacobian (symmetric) applied to g: P * (g - sum(g * P, -1))."""
+    return p * (g - (g * p).sum(axis=-1, keepdims=True))
+
+
+def _attention_vjp(q, k, v, p, g, scale):
+    """(dq, dk, dv) for y = P v: dS = scale P * (dP - sum(dP * P)), dP = g v^T;
+    dq = dS k, dk = dS^T q, dv = P^T g.  Arrays, or Variables while a graph is recorded."""
+    ds = _through_softmax(p, g @ _swap_last(v)) * scale
+    return ds @ k, _swap_last(ds) @ q, _swap_last(p) @ g
+
+
+def _attention_jvp(q, k, v, p, dq, dk, dv, scale):
+    """Tangent of y = P v: dP v + P dv, dP = softmax Jacobian (scale (dq k^T + q dk^T))."""
+    t = None
+    if dq is not None or dk is not None:
+        ds = add_tangents(None if dq is None else dq @ _swap_last(k),
+                          None if dk is None else q @ _swap_last(dk))
+        t = _through_softmax(p, ds * scale) @ v
+    if dv is not None:
+        t = add_tangents(t, p @ dv)
+    return t
+
+
 class ScaledDotProductAttention(Function):
     """y = P v with P = softmax(s, axis=-1), s = q k^T * scale, s = -inf where ``hidden``.
 
@@ -355,9 +405,8 @@ class ScaledDotProductAttention(Function):
     array broadcastable to ``(..., Tq, Tk)`` or None.  With dS = P * (dP - sum(dP * P, -1)),
     dP = gy v^T:  dL/dq = scale dS k,  dL/dk = scale dS^T q,  dL/dv = P^T gy.
     One op instead of the six of the composition (matmul, transpose, scale, mask,
-    softmax, matmul), and ``forward`` masks and normalises the scores in place.
-    While a graph is recorded, P is rebuilt from that composition, so the
-    gradient is differentiable again.
+    softmax, matmul).  While a graph is recorded, P is rebuilt from that
+    composition, so the gradient is differentiable again.
     """
     __slots__ = ('hidden', 'scale', 'p')
 
@@ -366,51 +415,80 @@ class ScaledDotProductAttention(Function):
         self.scale = scale
 
     def forward(self, q, k, v):
-        xp = _xp(q)
-        s = q @ _swap_last(k)
-        s *= self.scale
-        if self.hidden is not None:
-            xp.copyto(s, -xp.inf, where=self.hidden)
-        m = s.max(axis=-1, keepdims=True)
-        m[~xp.isfinite(m)] = 0  # an all-hidden row: exp(-inf - 0) = 0, not nan
-        s -= m
-        xp.exp(s, out=s)
-        s /= _sum_exp(s, -1)
-        self.p = s
-        return s @ v
+        y, self.p = _attend(q, k, v, self.hidden, self.scale)
+        return y
 
     def _operands(self):
         """(q, k, v, P): Variables and a differentiable P while recording, else arrays and the cached P."""
         q, k, v = self.inputs
         if not Config.enable_backprop:
             return q.data, k.data, v.data, self.p
-        s = matmul(q, _swap_last(k)) * self.scale
-        if self.hidden is not None:
-            s = masked_fill(s, self.hidden, -np.inf)
-        return q, k, v, softmax(s, axis=-1)
+        return q, k, v, _attention_probs(q, k, self.hidden, self.scale)
 
-    @staticmethod
-    def _through_softmax(p, g):
-        """The softmax Jacobian (symmetric) applied to g: P * (g - sum(g * P, -1))."""
-        return p * (g - (g * p).sum(axis=-1, keepdims=True))
+    def backward(self, gy):
+        q, k, v, p = self._operands()
+        grads = _attention_vjp(q, k, v, p, operands(gy)[0], self.scale)
+        return tuple(as_grad(g, x) for g, x in zip(grads, self.inputs))
+
+    def jvp(self, dq, dk, dv):
+        q, k, v, p = self._operands()
+        return _attention_jvp(q, k, v, p, dq, dk, dv, self.scale)
+
+
+def _split_heads(qkv, n_head):
+    """(B, T, 3C) packed [q | k | v] -> q, k, v of shape (B, H, T, C / H); views of an array or Variables."""
+    B, T, C3 = qkv.shape
+    heads = qkv.reshape((B, T, 3, n_head, C3 // (3 * n_head))).transpose((2, 0, 3, 1, 4))
+    return heads[0], heads[1], heads[2]
+
+
+def _merge_heads(y):
+    """(B, H, T, D) -> (B, T, H D): the heads side by side again."""
+    B, H, T, D = y.shape
+    return y.transpose((0, 2, 1, 3)).reshape((B, T, H * D))
+
+
+class MultiHeadAttention(Function):
+    """Multi-head attention on packed projections: qkv (B, T, 3C) -> y (B, T, C).
+
+    q, k, v = the column blocks 0:C, C:2C, 2C:3C of qkv, each split into H heads
+    of width D = C / H; y = the heads of ``ScaledDotProductAttention`` side by side.
+    dL/dqkv packs (dq, dk, dv) of that rule the same way.  The head split and
+    merge happen on array views inside the op: one node instead of twelve
+    (reshape, transpose, three slices, attention, transpose, reshape).
+    """
+    __slots__ = ('n_head', 'hidden', 'scale', 'p')
+
+    def __init__(self, n_head, hidden, scale):
+        self.n_head = n_head
+        self.hidden = hidden
+        self.scale = scale
+
+    def forward(self, qkv):
+        q, k, v = _split_heads(qkv, self.n_head)
+        y, self.p = _attend(q, k, v, self.hidden, self.scale)
+        return _merge_heads(y)
+
+    def _operands(self):
+        qkv = self.inputs[0]
+        if not Config.enable_backprop:
+            return _split_heads(qkv.data, self.n_head) + (self.p,)
+        q, k, v = _split_heads(qkv, self.n_head)
+        return q, k, v, _attention_probs(q, k, self.hidden, self.scale)
 
     def backward(self, gy):
         q, k, v, p = self._operands()
         g = operands(gy)[0]
-        ds = self._through_softmax(p, g @ _swap_last(v)) * self.scale
-        x_q, x_k, x_v = self.inputs
-        return as_grad(ds @ k, x_q), as_grad(_swap_last(ds) @ q, x_k), as_grad(_swap_last(p) @ g, x_v)
+        B, T, C = g.shape
+        g = g.reshape((B, T, self.n_head, C // self.n_head)).transpose((0, 2, 1, 3))
+        grads = _attention_vjp(q, k, v, p, g, self.scale)
+        packed = stack(grads) if Config.enable_backprop else _xp(g).stack(grads)  # (3, B, H, T, D)
+        return as_grad(packed.transpose((1, 3, 0, 2, 4)).reshape((B, T, 3 * C)), self.inputs[0])
 
-    def jvp(self, dq, dk, dv):
+    def jvp(self, dqkv):
         q, k, v, p = self._operands()
-        t = None
-        if dq is not None or dk is not None:
-            ds = add_tangents(None if dq is None else dq @ _swap_last(k),
-                              None if dk is None else q @ _swap_last(dk))
-            t = self._through_softmax(p, ds * self.scale) @ v
-        if dv is not None:
-            t = add_tangents(t, p @ dv)
-        return t
+        dq, dk, dv = _split_heads(dqkv, self.n_head)
+        return _merge_heads(_attention_jvp(q, k, v, p, dq, dk, dv, self.scale))
 
 
 _causal_masks = {}
@@ -453,6 +531,26 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
             raise ValueError(f'scaled_dot_product_attention: mask of shape {hidden.shape} does not '
                              f'broadcast to the scores of q {q.shape} and k {k.shape}')
     return ScaledDotProductAttention(hidden, 1.0 / math.sqrt(q.shape[-1]))(q, k, v)
+
+
+def multi_head_attention(qkv, n_head, causal=False):
+    """Attention of ``n_head`` heads on packed projections: qkv ``(B, T, 3C)`` -> ``(B, T, C)``.
+
+    The same as splitting qkv into q, k, v (columns 0:C, C:2C, 2C:3C), each into
+    heads ``(B, H, T, C / H)``, calling ``scaled_dot_product_attention(q, k, v,
+    causal=causal)`` and putting the heads side by side again; one op.
+    """
+    qkv = as_variable(qkv)
+    if qkv.ndim != 3 or qkv.shape[-1] % (3 * n_head):
+        raise ValueError(f'multi_head_attention: qkv must have shape (B, T, 3C) with C divisible by '
+                         f'n_head={n_head}, got {qkv.shape}')
+    T = qkv.shape[1]
+    xp = _xp(qkv.data)
+    hidden = None
+    if causal:
+        hidden = _cached_causal_mask(T, T) if xp is np else causal_mask(T, T, xp)
+    d = qkv.shape[-1] // (3 * n_head)
+    return MultiHeadAttention(n_head, hidden, 1.0 / math.sqrt(d))(qkv)
 
 
 # =============================================================================

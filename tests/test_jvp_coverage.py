@@ -257,6 +257,11 @@ def _cases():
         ('attention causal', 'scaled_dot_product_attention',
          lambda f: (lambda q, k, v: f(q, k, v, causal=True)), _r(2, 3, 4), _r(2, 3, 4, seed=1),
          _r(2, 3, 5, seed=2)),
+        ('attention masked, broadcast k', 'scaled_dot_product_attention',
+         lambda f: (lambda q, k, v: f(q, k, v, mask=np.array([[False, True, False]]))),
+         _r(2, 2, 3, 4, seed=3), _r(2, 1, 3, 4, seed=4), _r(2, 1, 3, 5, seed=5)),
+        ('multi_head_attention causal', 'multi_head_attention',
+         lambda f: (lambda qkv: f(qkv, 2, causal=True)), _r(2, 3, 12, seed=6)),
     ]
     for name, fn_name, wrap, *arrays in nn:
         fn = _opt('functions_nn', fn_name)
