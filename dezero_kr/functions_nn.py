@@ -825,7 +825,8 @@ class _Normalize(Function):
     """Shared math of the normalisations, over the reduction axes ``axes``:
 
     xhat = (x - mean) / sqrt(var + eps)   (``center=False``: x / sqrt(mean(x^2) + eps))
-    y    = xhat * gamma (+ beta), gamma/beta broadcast as ``pshape``.
+    y    = xhat * gamma (+ beta), gamma/beta broadcast as ``pshape``; y = xhat without gamma
+           (LayerNorm/RMSNorm called with x alone: nothing to learn, no multiply by ones).
 
     dL/dxhat = gy gamma;  dL/dx = r (g - mean(g) - xhat mean(g xhat)) with r = 1/sqrt(...)
     (no ``mean(g)`` term when not centred); dL/dgamma = sum(gy xhat); dL/dbeta = sum(gy).
@@ -844,6 +845,8 @@ class _Normalize(Function):
         return self.xhat, mu, var
 
     def _affine(self, xhat, gamma, beta):
+        if gamma is None:
+            return xhat  # shared with the cache: ops never write into their inputs
         y = xhat * gamma.reshape(self.pshape)
         if beta is not None:
             y += beta.reshape(self.pshape)
@@ -872,6 +875,8 @@ class _Normalize(Function):
 
     def _param_grads(self, gy, xhat):
         """dL/dgamma = sum(gy xhat), dL/dbeta = sum(gy) over the normalised axes; gy an array or a Variable."""
+        if len(self.inputs) == 1:
+            return ()
         gamma = self.inputs[1]
         ggamma = _sum_to_param(gy * xhat, self.pshape, gamma) if gamma.requires_grad else None
         if len(self.inputs) < 3:
@@ -881,20 +886,23 @@ class _Normalize(Function):
         return ggamma, gbeta
 
     def backward(self, gy):
-        x, gamma = self.inputs[:2]
+        x = self.inputs[0]
         xhat, inv_std = self._stats()
-        g, gam = operands(gy, gamma)
+        g = operands(gy)[0]
         gx = None
         if x.requires_grad:
-            gx = as_grad(self._dxhat_to_dx(g * gam.reshape(self.pshape), xhat, inv_std), x)
+            gxhat = g if len(self.inputs) == 1 else g * operands(self.inputs[1])[0].reshape(self.pshape)
+            gx = as_grad(self._dxhat_to_dx(gxhat, xhat, inv_std), x)
         return (gx,) + self._param_grads(g, xhat)
 
-    def jvp(self, dx, dgamma, dbeta=None):
-        x, gamma = self.inputs[:2]
+    def jvp(self, dx, dgamma=None, dbeta=None):
+        x = self.inputs[0]
         xhat, inv_std = self._stats()
         t = None
         if dx is not None:
-            t = self._dxhat_to_dx(dx, xhat, inv_std) * reshape(gamma, self.pshape)
+            t = self._dxhat_to_dx(dx, xhat, inv_std)
+            if len(self.inputs) > 1:
+                t = t * reshape(self.inputs[1], self.pshape)
         if dgamma is not None:
             t = add_tangents(t, xhat * reshape(dgamma, self.pshape))
         if dbeta is not None:
@@ -919,8 +927,8 @@ class LayerNorm(_Normalize):
         self.center = True
         self.pshape = None
 
-    def forward(self, x, gamma, beta=None):
-        self.pshape = gamma.shape
+    def forward(self, x, gamma=None, beta=None):
+        self.pshape = None if gamma is None else gamma.shape
         return self._affine(self._normalize(x)[0], gamma, beta)
 
 
@@ -931,9 +939,17 @@ def _check_feature_param(fname, x, p, axis, what):
                          f'expected ({n},) (axis {axis} of x)')
 
 
-def layer_norm(x, gamma, beta, eps=1e-5):
-    """Normalise each row over the last axis; gamma, beta have shape (D,) = x.shape[-1:]."""
-    x, gamma, beta = as_variable(x), as_variable(gamma), as_variable(beta)
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    """Normalise each row over the last axis; gamma, beta have shape (D,) = x.shape[-1:].
+
+    Without gamma and beta: y = (x - mean) / sqrt(var + eps), no affine part.
+    """
+    x = as_variable(x)
+    if gamma is None and beta is None:
+        return LayerNorm(eps)(x)
+    if gamma is None or beta is None:
+        raise ValueError('layer_norm: pass both gamma and beta, or neither (no affine part)')
+    gamma, beta = as_variable(gamma), as_variable(beta)
     _check_feature_param('layer_norm', x, gamma, -1, 'gamma')
     _check_feature_param('layer_norm', x, beta, -1, 'beta')
     return LayerNorm(eps)(x, gamma, beta)
@@ -948,9 +964,12 @@ class RMSNorm(LayerNorm):
         self.center = False
 
 
-def rms_norm(x, gamma, eps=1e-5):
-    """y = x / sqrt(mean(x^2, axis=-1) + eps) * gamma; gamma has shape (D,) = x.shape[-1:]."""
-    x, gamma = as_variable(x), as_variable(gamma)
+def rms_norm(x, gamma=None, eps=1e-5):
+    """y = x / sqrt(mean(x^2, axis=-1) + eps) * gamma; gamma has shape (D,) = x.shape[-1:] (None: no gain)."""
+    x = as_variable(x)
+    if gamma is None:
+        return RMSNorm(eps)(x)
+    gamma = as_variable(gamma)
     _check_feature_param('rms_norm', x, gamma, -1, 'gamma')
     return RMSNorm(eps)(x, gamma)
 

@@ -249,6 +249,8 @@ def _cases():
         ('dropout (train)', 'dropout', lambda f: (lambda a: f(a, 0.4)), x34),
         ('layer_norm', 'layer_norm', lambda f: f, x34, _pos(4), _r(4, seed=11)),
         ('rms_norm', 'rms_norm', lambda f: f, x34, _pos(4)),
+        ('rms_norm without gain', 'rms_norm', lambda f: f, x34),
+        ('layer_norm without affine', 'layer_norm', lambda f: f, x34),
         ('batch_norm (train)', 'batch_norm', lambda f: (lambda a, g, b: f(a, g, b, np.zeros(4),
                                                                           np.ones(4))),
          _r(5, 4), _pos(4), _r(4, seed=12)),
