@@ -552,3 +552,29 @@ def test_scalar_engine_backward_is_iterative_and_accumulates():
         y = y * 1.0 + 0.0
     y.backward()
     assert x.grad == 1.0
+
+
+def test_bench_gpt_floor_matches_the_model_loss_and_gradients():
+    # bench/gpt.py's hand-written NumPy step (train.py's default config) and dezero_kr's GPT see the
+    # same dropout masks and must agree; float64 here, so the agreement is to rounding.
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    with mock.patch.dict(os.environ):
+        from bench import gpt as bench_gpt
+    np.random.seed(0)
+    model = GPT(27, 6, 8, 2, 2, dropout=0.3, dtype=np.float64, init_std=0.3)
+    for path, p in model.named_params():  # biases and gains away from 0 and 1
+        if p.data.ndim == 1:
+            p.data = np.random.default_rng(len(path)).normal(0.5, 0.3, p.data.shape)
+    rng = np.random.default_rng(1)
+    x, y = rng.integers(0, 27, (3, 6)), rng.integers(0, 27, (3, 6))
+    np.random.seed(7)
+    loss = model.loss(x, y)
+    loss.backward()
+    np.random.seed(7)
+    P = {path: p.data for path, p in model.named_params()}
+    loss_n, grads = bench_gpt.numpy_loss_and_grads(P, x, y, model.config)
+    assert abs(float(loss.data) - loss_n) < 1e-12
+    assert set(grads) == set(P)
+    for path, p in model.named_params():
+        np.testing.assert_allclose(grads[path], p.grad.data, rtol=1e-9, atol=1e-12, err_msg=path)
