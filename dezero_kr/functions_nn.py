@@ -26,7 +26,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
-                            get_item, matmul, operands, reshape, sum, sum_to, transpose)
+                            get_item, matmul, operands, reshape, sum, sum_to)
 from dezero_kr.functions_math import clip, exp, log, mean, stack, tanh
 
 
