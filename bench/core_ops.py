@@ -7,14 +7,15 @@ inputs it needs, and runs the hand-derived backward (including the
 accumulation into ``w``'s gradient).
 
 Workload 2: a chain of 100,000 ``sin`` nodes on a 0-d float64 array: forward +
-backward time, and the memory the recorded graph holds per node (tracemalloc,
-everything the forward pass allocated and kept: Variable, Function, links,
-generation number and the node's 0-d output array).
+backward time, and the memory the recorded graph holds per node for chains of
+100,000 and 1,000,000 nodes (tracemalloc, everything the forward pass allocated
+and kept: Variable, Function, links, generation number and the node's 0-d
+output array).
 
 DeZero is measured too when it can be imported (set ``DEZERO_PATH`` to a
 folder that holds the ``dezero`` package); it is never required.
 
-    python -m bench core_ops [--ops 10000] [--chain 100000] [--repeat 7]
+    python -m bench core_ops [--ops 10000] [--chain 100000] [--repeat 7] [--memory 100000,1000000]
 """
 import bench._timing as timing  # noqa: I001  (first: one BLAS thread)
 
@@ -95,8 +96,8 @@ def framework(lib, n_ops):
     return run
 
 
-def chain(lib, n):
-    """Forward + backward time of an n-node sin chain, and retained bytes per node."""
+def bytes_per_node(lib, n):
+    """Memory the recorded graph of an n-node sin chain keeps, per node (tracemalloc)."""
     sin = lib.functions.sin
     x = lib.Variable(np.array(0.5))
     gc.collect()
@@ -109,6 +110,12 @@ def chain(lib, n):
     tracemalloc.stop()
     del y
     gc.collect()
+    return per_node
+
+
+def chain(lib, n):
+    """Forward + backward time of an n-node sin chain (best of 3)."""
+    sin = lib.functions.sin
 
     def run():
         t0 = time.perf_counter()
@@ -118,8 +125,7 @@ def chain(lib, n):
             h = sin(h)
         h.backward()
         return time.perf_counter() - t0
-    seconds = timing.measure(run, repeat=3)
-    return min(seconds), per_node
+    return min(timing.measure(run, repeat=3))
 
 
 def load_dezero():
@@ -137,6 +143,8 @@ def main(argv=()):
     parser.add_argument('--ops', type=int, default=10_000)
     parser.add_argument('--chain', type=int, default=100_000)
     parser.add_argument('--repeat', type=int, default=7)
+    parser.add_argument('--memory', default='100000,1000000',
+                        help='chain lengths for the bytes-per-node measurement (comma-separated)')
     args = parser.parse_args(argv)
 
     import dezero_kr
@@ -166,13 +174,15 @@ def main(argv=()):
         print(f'{name:16s} {f_best:9.2f} ({f_med:6.2f}) {b_best:12.2f} ({b_med:6.2f}) '
               f'{f_best / (floor_f / args.ops * 1e6):9.1f}x {b_best / (floor_b / args.ops * 1e6):9.1f}x')
 
-    print(f'\nWorkload 2: chain of {args.chain:,} sin nodes on a 0-d float64 array')
-    print(f'{"":16s} {"fwd+bwd s":>10s} {"bytes/node":>11s}')
+    sizes = [int(n) for n in args.memory.split(',') if n]
+    print(f'\nWorkload 2: chain of sin nodes on a 0-d float64 array: fwd+bwd time ({args.chain:,} nodes) '
+          f'and bytes the graph keeps per node ({", ".join(f"{n:,}" for n in sizes)} nodes)')
+    print(f'{"":16s} {"fwd+bwd s":>10s}' + ''.join(f' {f"B/node {n:,}":>16s}' for n in sizes))
     for name, lib in libs.items():
         if lib is None:
             continue
-        seconds, per_node = chain(lib, args.chain)
-        print(f'{name:16s} {seconds:10.3f} {per_node:11.0f}')
+        seconds = chain(lib, args.chain)
+        print(f'{name:16s} {seconds:10.3f}' + ''.join(f' {bytes_per_node(lib, n):16.0f}' for n in sizes))
     array_bytes = sys.getsizeof(np.array(0.5))
     print(f'(bytes/node includes the 0-d output array: {array_bytes} B as reported by sys.getsizeof)')
 

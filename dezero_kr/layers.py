@@ -21,7 +21,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import pair
-from dezero_kr.core import Parameter, reshape
+from dezero_kr.core import Parameter
 from dezero_kr.fileio import check_array_for, existing_npz_path, read_npz, save_npz  # noqa: F401 (DeZero-era names)
 from dezero_kr.functions_math import linear, tanh
 from dezero_kr.functions_nn import batch_norm, embed_id, layer_norm, rms_norm, sigmoid
@@ -240,11 +240,7 @@ class Linear(Layer):
         if self.W.data is None:
             self.in_size = x.shape[-1]
             self._init_W(cuda.get_array_module(x))
-        if x.ndim <= 2:
-            return linear(x, self.W, self.b)
-        lead = x.shape[:-1]
-        y = linear(reshape(x, (-1, x.shape[-1])), self.W, self.b)
-        return reshape(y, lead + (self.out_size,))
+        return linear(x, self.W, self.b)  # (..., I) -> (..., O)
 
 
 def _conv_functions():

@@ -24,8 +24,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Variable, get_item, no_grad, reshape, test_mode, transpose
 from dezero_kr.functions_math import linear
-from dezero_kr.functions_nn import (dropout, embed_id, gelu, layer_norm, relu, rms_norm,
-                                    scaled_dot_product_attention, softmax_cross_entropy)
+from dezero_kr.functions_nn import (dropout, embed_id, gelu, layer_norm, multi_head_attention, relu,
+                                    rms_norm, softmax_cross_entropy)
 from dezero_kr.layers import Embedding, Layer, LayerNorm, Linear, RMSNorm
 
 __all__ = ['CausalSelfAttention', 'MLP', 'TransformerBlock', 'GPT', 'MICROGPT', 'make_norm']
@@ -54,11 +54,9 @@ class PlainNorm(Layer):
         self.eps = eps
 
     def forward(self, x):
-        xp = cuda.get_array_module(x.data)
-        ones = xp.ones(x.shape[-1], dtype=x.dtype)  # a raw array: a Constant, so no gradient is computed
         if self.kind == 'rms':
-            return rms_norm(x, ones, eps=self.eps)
-        return layer_norm(x, ones, xp.zeros_like(ones), eps=self.eps)
+            return rms_norm(x, eps=self.eps)
+        return layer_norm(x, eps=self.eps)
 
 
 def make_norm(kind, size, affine=True, eps=1e-5, dtype=np.float32):
@@ -104,13 +102,8 @@ class CausalSelfAttention(Layer):
         if x.ndim != 3 or x.shape[-1] != self.n_embd:
             raise ValueError(f'CausalSelfAttention: x must have shape (B, T, {self.n_embd}), '
                              f'got {x.shape}')
-        B, T, C = x.shape
-        H = self.n_head
-        qkv = reshape(self.c_attn(x), (B, T, 3, H, C // H))
-        qkv = transpose(qkv, (2, 0, 3, 1, 4))  # (3, B, H, T, D)
-        q, k, v = qkv[0], qkv[1], qkv[2]
-        y = scaled_dot_product_attention(q, k, v, causal=True)  # (B, H, T, D)
-        y = reshape(transpose(y, (0, 2, 1, 3)), (B, T, C))
+        # = per head (B, H, T, D) scaled_dot_product_attention(q, k, v, causal=True), heads side by side
+        y = multi_head_attention(self.c_attn(x), self.n_head, causal=True)  # (B, T, C)
         return dropout(self.c_proj(y), self.dropout)
 
 

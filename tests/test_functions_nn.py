@@ -7,6 +7,7 @@ import pytest
 
 import dezero_kr.functions_nn as N
 import dezero_kr
+import dezero_kr.functions
 from dezero_kr import Config, Variable, using_config
 from dezero_kr.functions_math import linear
 from _checks import check_backward, check_double_backward
@@ -199,6 +200,68 @@ def test_scaled_dot_product_attention_with_mask():
     np.testing.assert_allclose(out.data, _attention_ref(q, k, v, mask)[0], rtol=1e-13)
 
 
+def test_scaled_dot_product_attention_broadcast_mask_gradients_and_errors():
+    # batch axes that broadcast (k, v shared by the two heads) and a per-query mask
+    q, k, v = r(2, 2, 3, 4), r(2, 1, 3, 4), r(2, 1, 3, 5)
+    mask = np.array([[False, True, False], [False, False, True], [True, False, False]])
+    out = N.scaled_dot_product_attention(Variable(q), Variable(k), Variable(v), mask=mask)
+    np.testing.assert_allclose(out.data, _attention_ref(q, k, v, mask)[0], rtol=1e-13)
+    fn = lambda a, b, c: N.scaled_dot_product_attention(a, b, c, mask=mask)  # noqa: E731
+    check_backward(fn, q, k, v)
+    check_double_backward(fn, q, k, v, atol=1e-5)
+    # a query that may see no key gets zero weights: output 0 and finite gradients, not nan
+    vv = Variable(v.copy())
+    o = N.scaled_dot_product_attention(q, k, vv, mask=np.array([True, True, True]))
+    assert (o.data == 0).all()
+    o.sum().backward()
+    assert (vv.grad.data == 0).all()
+    with pytest.raises(ValueError, match=r'scaled_dot_product_attention: mask of shape \(2,\) does '
+                                         r'not broadcast to the scores of q \(2, 2, 3, 4\)'):
+        N.scaled_dot_product_attention(q, k, v, mask=np.ones(2, bool))
+
+
+def _multi_head_composed(qkv, n_head):
+    """multi_head_attention spelled out: split, per-head causal attention, merge (a reference)."""
+    B, T, C3 = qkv.shape
+    C = C3 // 3
+    heads = dezero_kr.functions.transpose(dezero_kr.functions.reshape(qkv, (B, T, 3, n_head, C // n_head)),
+                                          (2, 0, 3, 1, 4))
+    y = N.scaled_dot_product_attention(heads[0], heads[1], heads[2], causal=True)
+    return dezero_kr.functions.reshape(dezero_kr.functions.transpose(y, (0, 2, 1, 3)), (B, T, C))
+
+
+def test_multi_head_attention_is_the_per_head_composition():
+    qkv = r(2, 5, 12)
+    out = N.multi_head_attention(Variable(qkv), 2, causal=True)
+    assert type(out.creator).__name__ == 'MultiHeadAttention'  # one node
+    ref = _multi_head_composed(Variable(qkv), 2)
+    np.testing.assert_allclose(out.data, ref.data, rtol=1e-13)
+    # by hand for one head and one query: position 2 of head 1 of batch 0
+    q, k, v = qkv[0, :, 2:4], qkv[0, :, 6:8], qkv[0, :, 10:12]
+    w = softmax_ref((k[:3] @ q[2])[None] / math.sqrt(2))[0]
+    np.testing.assert_allclose(out.data[0, 2, 2:4], w @ v[:3], rtol=1e-13)
+    fn = lambda a: N.multi_head_attention(a, 2, causal=True)  # noqa: E731
+    check_backward(fn, qkv)
+    check_double_backward(fn, qkv, atol=1e-5)
+    with pytest.raises(ValueError, match=r'multi_head_attention: qkv must have shape \(B, T, 3C\) with C '
+                                         r'divisible by n_head=3, got \(2, 5, 12\)'):
+        N.multi_head_attention(qkv, 3)
+
+
+def test_attention_first_order_gradients_match_the_recorded_ones():
+    # the plain first-order pass (arrays) and backward(create_graph=True) (Variables) give the same numbers
+    qkv = r(2, 4, 12)
+    gy = r(2, 4, 4)
+    grads = []
+    for create_graph in (False, True):
+        x = Variable(qkv.copy())
+        y = N.multi_head_attention(x, 2, causal=True)
+        y.grad = Variable(gy)
+        y.backward(create_graph=create_graph)
+        grads.append(x.grad.data)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-15)
+
+
 # =============================================================================
 # Losses
 # =============================================================================
@@ -375,6 +438,24 @@ def test_dropout_train_and_test_mode():
         N.dropout(x, 1.0)
 
 
+def test_dropout_mask_is_the_seeded_float64_draw_in_every_dtype():
+    # the mask is rand(*shape) > ratio from the global RNG, whatever x's dtype (float32 and float64
+    # runs of one seed drop the same elements), and the gradient is gy * mask / (1 - ratio)
+    x64 = r(6, 7)
+    np.random.seed(3)
+    keep = np.random.rand(6, 7) > 0.25
+    for dtype in (np.float64, np.float32):
+        x = Variable(x64.astype(dtype))
+        np.random.seed(3)
+        y = N.dropout(x, 0.25)
+        assert y.dtype == dtype
+        np.testing.assert_array_equal(y.data, x.data * keep * dtype(1 / 0.75))
+        gy = r(6, 7).astype(dtype)
+        y.grad = Variable(gy)
+        y.backward()
+        np.testing.assert_array_equal(x.grad.data, gy * keep * dtype(1 / 0.75))
+
+
 # =============================================================================
 # Normalisation
 # =============================================================================
@@ -463,6 +544,35 @@ def test_rms_norm():
     y32 = N.rms_norm(x32, np.ones(5, np.float32))
     y32.backward()
     assert y32.dtype == x32.grad.dtype == np.float32
+
+
+@pytest.mark.parametrize('fn', [N.rms_norm, N.layer_norm], ids=['rms', 'layer'])
+def test_norms_without_affine_are_the_plain_normalisation(fn):
+    x = r(2, 3, 5, low=-2, high=2)
+    plain = fn(Variable(x))
+    assert len(plain.creator.inputs) == 1  # no gain/bias inputs, nothing to learn
+    if fn is N.rms_norm:
+        ref = x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-5)
+    else:
+        ref = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(plain.data, ref, rtol=1e-12)
+    check_backward(fn, x)
+    check_double_backward(fn, x, atol=1e-5)
+    with pytest.raises(ValueError, match='layer_norm: pass both gamma and beta, or neither'):
+        N.layer_norm(x, np.ones(5))
+
+
+def test_gelu_first_order_gradient_matches_the_recorded_one_in_float32():
+    # the in-place first-order rule (arrays, tanh kept from forward) and the graph rule agree
+    x = r(4, 6, low=-4, high=4).astype(np.float32)
+    grads = []
+    for create_graph in (False, True):
+        xv = Variable(x.copy())
+        y = N.gelu(xv)
+        y.backward(create_graph=create_graph)
+        grads.append(xv.grad.data)
+    assert grads[0].dtype == np.float32
+    np.testing.assert_allclose(grads[0], grads[1], rtol=2e-6, atol=1e-7)
 
 
 # =============================================================================

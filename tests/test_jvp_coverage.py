@@ -250,6 +250,8 @@ def _cases():
         ('dropout (train)', 'dropout', lambda f: (lambda a: f(a, 0.4)), x34),
         ('layer_norm', 'layer_norm', lambda f: f, x34, _pos(4), _r(4, seed=11)),
         ('rms_norm', 'rms_norm', lambda f: f, x34, _pos(4)),
+        ('rms_norm without gain', 'rms_norm', lambda f: f, x34),
+        ('layer_norm without affine', 'layer_norm', lambda f: f, x34),
         ('batch_norm (train)', 'batch_norm', lambda f: (lambda a, g, b: f(a, g, b, np.zeros(4),
                                                                           np.ones(4))),
          _r(5, 4), _pos(4), _r(4, seed=12)),
@@ -258,6 +260,11 @@ def _cases():
         ('attention causal', 'scaled_dot_product_attention',
          lambda f: (lambda q, k, v: f(q, k, v, causal=True)), _r(2, 3, 4), _r(2, 3, 4, seed=1),
          _r(2, 3, 5, seed=2)),
+        ('attention masked, broadcast k', 'scaled_dot_product_attention',
+         lambda f: (lambda q, k, v: f(q, k, v, mask=np.array([[False, True, False]]))),
+         _r(2, 2, 3, 4, seed=3), _r(2, 1, 3, 4, seed=4), _r(2, 1, 3, 5, seed=5)),
+        ('multi_head_attention causal', 'multi_head_attention',
+         lambda f: (lambda qkv: f(qkv, 2, causal=True)), _r(2, 3, 12, seed=6)),
     ]
     for name, fn_name, wrap, *arrays in nn:
         fn = _opt('functions_nn', fn_name)

@@ -21,6 +21,7 @@ import dezero_kr
 import dezero_kr.layers as L
 from dezero_kr import Config, Variable
 from dezero_kr.models import GPT
+from dezero_kr.optimizers import Adam
 from dezero_kr.transformer import (MICROGPT, MLP, CausalSelfAttention, PlainNorm, TransformerBlock,
                                    make_norm)
 from _checks import check_backward, numeric_grad
@@ -387,6 +388,46 @@ def test_loss_decreases_over_50_steps():
     assert losses[0] == pytest.approx(math.log(27), abs=0.05)  # small init: uniform predictions
 
 
+def _short_run_losses(config, steps=6):
+    """Losses of ``steps`` training steps: 'default' (train.py's config: float32, GELU, LayerNorm,
+    dropout 0.1; batch 8) or 'microgpt' (float64, ReLU, RMSNorm without gain; Adam; batch 4)."""
+    args, s = train_script.parse_args(['--steps', str(steps), '--batch-size', '8', '--warmup', '2'])
+    if config == 'default':
+        model, opt, _ = train_script.build(s, 27)
+        batch = 8
+    else:
+        np.random.seed(0)
+        model = GPT(27, 16, 16, 4, 1, dtype=np.float64, init_std=0.08, **MICROGPT)
+        opt = Adam(alpha=0.01, beta1=0.85, beta2=0.99).setup(model)
+        batch = 4
+    data = train_script.NameData(True, s['block_size'])
+    rng = np.random.default_rng(0)
+    losses = []
+    for _ in range(steps):
+        x, y = data.batch(rng, batch)
+        loss = model.loss(x, y)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        losses.append(float(loss.data))
+    return losses
+
+
+# The same runs before the fused attention / in-place GELU / bool-mask dropout / gain-less norm
+# rewrite (commit 85fff73).  Same dropout masks, same math: only float rounding may differ.
+LOSSES_BEFORE_FUSION = {
+    'default': [3.317476749420166, 3.165058135986328, 3.0716195106506348, 2.99604868888855,
+                2.950521945953369, 2.9578335285186768],
+    'microgpt': [3.372936761865942, 3.2537829232289104, 3.28415129888903, 3.1975622181676533,
+                 3.0097930537295805, 3.0498511752969244],
+}
+
+
+@pytest.mark.parametrize('config,rtol', [('default', 1e-5), ('microgpt', 1e-12)])
+def test_training_losses_unchanged_by_the_fast_paths(config, rtol):
+    np.testing.assert_allclose(_short_run_losses(config), LOSSES_BEFORE_FUSION[config], rtol=rtol)
+
+
 def test_batches_are_packed_names_starting_at_a_name():
     data = train_script.NameData(True, 16)
     x, y = data.batch(np.random.default_rng(0), 64)
@@ -624,3 +665,29 @@ def test_resume_refuses_the_old_three_file_layout_and_broken_manifests(tmp_path)
     (tmp_path / 'checkpoint.json').write_text('{"format": 2, "step": 3}')
     with pytest.raises(train_script.CheckpointError, match='not a format-2 manifest'):
         _resume(tmp_path)
+
+
+def test_bench_gpt_floor_matches_the_model_loss_and_gradients():
+    # bench/gpt.py's hand-written NumPy step (train.py's default config) and dezero_kr's GPT see the
+    # same dropout masks and must agree; float64 here, so the agreement is to rounding.
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    with mock.patch.dict(os.environ):
+        from bench import gpt as bench_gpt
+    np.random.seed(0)
+    model = GPT(27, 6, 8, 2, 2, dropout=0.3, dtype=np.float64, init_std=0.3)
+    for path, p in model.named_params():  # biases and gains away from 0 and 1
+        if p.data.ndim == 1:
+            p.data = np.random.default_rng(len(path)).normal(0.5, 0.3, p.data.shape)
+    rng = np.random.default_rng(1)
+    x, y = rng.integers(0, 27, (3, 6)), rng.integers(0, 27, (3, 6))
+    np.random.seed(7)
+    loss = model.loss(x, y)
+    loss.backward()
+    np.random.seed(7)
+    P = {path: p.data for path, p in model.named_params()}
+    loss_n, grads = bench_gpt.numpy_loss_and_grads(P, x, y, model.config)
+    assert abs(float(loss.data) - loss_n) < 1e-12
+    assert set(grads) == set(P)
+    for path, p in model.named_params():
+        np.testing.assert_allclose(grads[path], p.grad.data, rtol=1e-9, atol=1e-12, err_msg=path)
