@@ -4,19 +4,19 @@ One process ("rank") per core, GPU or host runs the *same* training script on
 its own part of the data; after every backward pass the gradients are averaged
 over all ranks, so every rank applies the same update and the models stay equal::
 
-    comm = dist.init()                                    # rank, size (alone: size 1)
+    comm = dist.init()                # rank, size (alone: size 1)
     model = MLP((100, 10))
     opt = dist.DataParallel(optimizers.Adam().setup(model), comm)
     train = dist.scatter_dataset(Digits(train=True), comm, shuffle=True, seed=0)
     loader = DataLoader(train, batch_size=32)
     for epoch in range(epochs):
-        train.set_epoch(epoch)                            # a new partition every epoch
-        for x, t in loader:                               # the unchanged DeZero loop
+        train.set_epoch(epoch)        # a new partition every epoch
+        for x, t in loader:           # the unchanged DeZero loop
             loss = F.softmax_cross_entropy(model(x), t)
             model.cleargrads()
             loss.backward()
-            opt.update()                                  # all-reduce, hooks, update
-    comm.save_weights(model, 'digits.npz')                # written by rank 0 only
+            opt.update()              # all-reduce, hooks, update
+    comm.save_weights(model, 'digits.npz')  # written by rank 0 only
 
 Run it with ``mpiexec -n 2 python train.py`` (or plainly ``python train.py``).
 

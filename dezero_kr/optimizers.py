@@ -433,8 +433,8 @@ class AdamW(Adam):
 
     At update ``t`` with ``lr = alpha`` and ``wd = weight_decay``::
 
-        param <- param (1 - lr wd)                      # decay first, not through the gradient
-        m <- m + (1 - b1)(g - m)                          # torch: exp_avg.lerp_(g, 1 - b1)
+        param <- param (1 - lr wd)    # decay first, not through the gradient
+        m <- m + (1 - b1)(g - m)      # torch: exp_avg.lerp_(g, 1 - b1)
         v <- b2 v + (1 - b2) g^2
         param <- param - (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
 
