@@ -467,6 +467,12 @@ def _split_heads(qkv, n_head):
     return heads[0], heads[1], heads[2]
 
 
+def _heads_view(y, n_head):
+    """(B, T, C) -> (B, H, T, C / H): the heads of y (a view of an array: writing a head writes y)."""
+    B, T, C = y.shape
+    return y.reshape((B, T, n_head, C // n_head)).transpose((0, 2, 1, 3))
+
+
 def _merge_heads(y):
     """(B, H, T, D) -> (B, T, H D): the heads side by side again."""
     B, H, T, D = y.shape
@@ -503,13 +509,36 @@ class MultiHeadAttention(Function):
         return q, k, v, _attention_probs(q, k, self.hidden, self.scale)
 
     def backward(self, gy):
+        if not Config.enable_backprop:
+            return Variable(self._backward_arrays(gy.data))
+        # create_graph: the same rule composed of Variables, differentiable again
         q, k, v, p = self._operands()
-        g = operands(gy)[0]
-        B, T, C = g.shape
-        g = g.reshape((B, T, self.n_head, C // self.n_head)).transpose((0, 2, 1, 3))
-        grads = _attention_vjp(q, k, v, p, g, self.scale)
-        packed = stack(grads) if Config.enable_backprop else _xp(g).stack(grads)  # (3, B, H, T, D)
+        B, T, C = gy.shape
+        grads = _attention_vjp(q, k, v, p, _heads_view(gy, self.n_head), self.scale)
+        packed = stack(grads)  # (3, B, H, T, D)
         return as_grad(packed.transpose((1, 3, 0, 2, 4)).reshape((B, T, 3 * C)), self.inputs[0])
+
+    def _backward_arrays(self, gy):
+        """The first-order rule of ``backward`` on arrays, in place where it can be.
+
+        dS is built in the dP buffer, and dq, dk, dv are multiplied straight into
+        their column blocks of the (B, T, 3C) result: no stack, no packing copy.
+        """
+        q, k, v = _split_heads(self.inputs[0].data, self.n_head)
+        p = self.p
+        B, T, C = gy.shape
+        g = _heads_view(gy, self.n_head)
+        xp = _xp(gy)
+        gqkv = xp.empty((B, T, 3 * C), dtype=xp.result_type(gy, p))
+        dq, dk, dv = _split_heads(gqkv, self.n_head)  # views into gqkv
+        ds = g @ _swap_last(v)  # dP, then dS = scale P * (dP - sum(dP * P)) in its buffer
+        ds -= (ds * p).sum(axis=-1, keepdims=True)
+        ds *= p
+        ds *= self.scale
+        xp.matmul(ds, k, out=dq)
+        xp.matmul(_swap_last(ds), q, out=dk)
+        xp.matmul(_swap_last(p), g, out=dv)
+        return gqkv
 
     def jvp(self, dqkv):
         q, k, v, p = self._operands()
