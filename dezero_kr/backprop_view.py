@@ -47,7 +47,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Variable, observing
-from dezero_kr.download import atomic_write
+from dezero_kr.fileio import atomic_write
 from dezero_kr.graph import (DEFAULT_VALUE_LIMIT, _dot_graph, _fmt_number, _format_values,
                              _walk, plot_dot_graph)
 
