@@ -30,7 +30,10 @@ from _common import graph_size, save_figure, save_graph
 
 
 def my_sin(x, threshold=1e-4):
-    """sin(x)의 매클로린 급수를 |항| < threshold 가 될 때까지 더한다. (y, 쓴 항 수)를 돌려준다."""
+    """sin(x)의 매클로린 급수를 |항| < threshold 가 될 때까지 더한다.
+
+    (y, 쓴 항 수)를 돌려준다.
+    """
     y = 0
     for i in range(100000):
         c = (-1) ** i / math.factorial(2 * i + 1)

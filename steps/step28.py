@@ -35,7 +35,10 @@ def rosenbrock(x0, x1):
 
 
 def gradient_descent(start, lr, iters, report_every=None):
-    """start에서 경사하강법을 iters회. 지나간 점들 [(x0, x1), ...]을 돌려준다."""
+    """start에서 경사하강법을 iters회 돈다.
+
+    지나간 점들 [(x0, x1), ...]을 돌려준다.
+    """
     x0, x1 = Variable(np.array(start[0])), Variable(np.array(start[1]))
     path = []
     for i in range(iters + 1):
@@ -45,7 +48,8 @@ def gradient_descent(start, lr, iters, report_every=None):
         y = rosenbrock(x0, x1)
         if report_every and i % report_every == 0:
             a, b = float(x0.data), float(x1.data)
-            print(f'  {i:6d}회: x0 = {a:.6f}  x1 = {b:.6f}  y = {float(y.data):.4e}')
+            y_now = float(y.data)
+            print(f'  {i:6d}회: x0 = {a:.6f}  x1 = {b:.6f}  y = {y_now:.4e}')
         if i == iters:
             break
         y.backward()

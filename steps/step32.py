@@ -11,7 +11,8 @@ backward(y, create_graph=True)가 있으면 미분을 몇 번이든 되풀이할
 
     backward(y, create_graph=True)  # 1차 미분 gx = dy/dx (그래프가 달린 Variable)
     gx = x.grad                     # 잠깐 꺼내 둔다
-    x.cleargrad()                   # 중요: 비우지 않으면 2차 미분이 1차 미분 위에 더해진다
+    # 중요: 비우지 않으면 2차 미분이 1차 미분 위에 더해진다
+    x.cleargrad()
     backward(gx, create_graph=True) # 2차 미분 -> x.grad (3차를 원하면 또 반복)
 
 역전파는 잎의 기울기를 "덮어쓰지 않고 더한다". 한 변수가 여러 곳에 쓰일 때 각 경로의 기여를

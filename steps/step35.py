@@ -37,7 +37,10 @@ from step31 import backward
 
 
 class Tanh(Function):
-    """y = tanh(x).  dy/dx = 1 - y^2: backward는 출력 y를 꺼내 gy * (1 - y * y)."""
+    """y = tanh(x).  dy/dx = 1 - y^2.
+
+    backward는 출력 y를 꺼내 gy * (1 - y * y)를 돌려준다.
+    """
 
     def forward(self, x):
         return np.tanh(x)

@@ -46,7 +46,10 @@ def hessian_vector_product(f, x0, v):
 
 
 def penalty(w, x):
-    """p(w) = (df/dx)^2, f = tanh(w x). df/dx는 그래프를 남긴 역전파로 구한다."""
+    """p(w) = (df/dx)^2, f = tanh(w x).
+
+    df/dx는 그래프를 남긴 역전파로 구한다.
+    """
     y = F.tanh(w * x)
     y.backward(create_graph=True)
     gx = x.grad

@@ -52,7 +52,9 @@ def central_difference(f, arrays, i, gy, h=1e-6):
 
 
 def check_against_package(mine, package, *arrays, seed=0):
-    """직접 만든 함수 mine을 dezero_kr의 package와 비교한다. 틀리면 AssertionError.
+    """직접 만든 함수 mine을 dezero_kr의 package와 비교한다.
+
+    틀리면 AssertionError를 낸다.
 
     mine, package: Variable들을 받아 Variable 하나를 돌려주는 함수.
     arrays: 입력 ndarray들. 순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을

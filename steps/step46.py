@@ -135,7 +135,7 @@ if __name__ == '__main__':
     iters = 1000 if FAST else 10000
     report = 5
     steps = [i * (iters // report) for i in range(report)] + [iters - 1]
-    print(ljust('옵티마이저', 20) + ''.join(f'{s:>9d}' for s in steps) + '  (반복)')
+    print(ljust('옵티마이저 / 반복', 20) + ''.join(f'{s:>9d}' for s in steps))
     curves = {}
     for label, optimizer in [('SGD(lr=0.2)', SGD(lr=0.2)),
                              ('MomentumSGD(lr=0.2)', MomentumSGD(lr=0.2, momentum=0.9)),

@@ -2,9 +2,12 @@
 
 49단계의 "섞고, 잘라서, 모으는" 코드는 어느 학습에서나 같다. DataLoader가 그 일을 맡는다.
 
-    train_loader = DataLoader(train_set, batch_size=30)                 # 에폭마다 새로 섞는다
-    test_loader = DataLoader(test_set, batch_size=30, shuffle=False)    # 평가는 순서대로
-    for x, t in train_loader:      # 한 번 돌면 한 에폭. 끝나면 스스로 처음으로 돌아간다
+    # 에폭마다 새로 섞는다
+    train_loader = DataLoader(train_set, batch_size=30)
+    # 평가는 순서대로
+    test_loader = DataLoader(test_set, batch_size=30, shuffle=False)
+    # 한 번 돌면 한 에폭. 끝나면 스스로 처음으로 돌아간다
+    for x, t in train_loader:
         ...
 
 DataLoader를 이 단계에서 직접 만든다. 에폭이 시작될 때(reset) 인덱스를 섞어 두고, next를 부를

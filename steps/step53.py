@@ -3,7 +3,8 @@
 학습한 매개변수를 파일로 남겨 두면 다음에 다시 학습하지 않고 쓸 수 있다. 매개변수는 NumPy 배열이므로
 np.savez 형식(.npz: 이름 붙은 배열 여러 개를 담은 zip)에 "경로 이름 -> 배열"로 저장한다.
 
-    model.save_weights('my_mlp.npz')    # 키: 'l0/W', 'l0/b', 'l1/W', 'l1/b' (named_params의 경로)
+    # 키: 'l0/W', 'l0/b', 'l1/W', 'l1/b' (named_params의 경로)
+    model.save_weights('my_mlp.npz')
     model.load_weights('my_mlp.npz')    # 같은 구조의 모델에 다시 채운다
 
 dezero_kr는 pickle을 쓰지 않는다(allow_pickle=False): 남이 준 파일을 열어도 코드가 실행되지 않는다.
@@ -119,7 +120,8 @@ if __name__ == '__main__':
     save_weights(model, 'my_mlp.npz')
     optimizer.save('my_optimizer.npz')
     with np.load('my_mlp.npz') as f:
-        print('my_mlp.npz 안:', {key: f[key].shape for key in f.files})
+        print('my_mlp.npz 안:')
+        print(' ', {key: f[key].shape for key in f.files})
 
     # 새 모델에 읽어 들이기: 구조(층의 크기)는 같아야 하고 값은 파일에서 온다
     restored = MLP((100, 10), activation=F.relu)

@@ -7,7 +7,8 @@ VGG16(2014)은 3x3 합성곱만 쌓은 단순한 구조로 유명하다: 합성�
 
     from dezero_kr.models import VGG16
     model = VGG16()                    # 무작위 초깃값 (내려받을 것 없음)
-    model = VGG16(pretrained=True)     # ImageNet으로 학습된 가중치 (약 528 MB, 처음 한 번 내려받는다)
+    # ImageNet으로 학습된 가중치 (약 528 MB, 처음 한 번 내려받는다)
+    model = VGG16(pretrained=True)
 
 학습된 가중치: VGG16(pretrained=True)는 DeZero가 공개한 vgg16.npz를 캐시 폴더
 (dezero_kr.download.cache_dir(), 기본 ~/.dezero_kr)로 내려받아 읽는다. 인터넷이 없는 곳에서는

@@ -50,10 +50,12 @@ class RNN(L.Layer):
     def __init__(self, hidden_size, in_size=None):
         super().__init__()
         self.x2h = L.Linear(hidden_size, in_size=in_size)
-        # h2h의 W는 (H, H). in_size를 모르면 h2h도 처음 쓰일 때(두 번째 호출) 만든다:
-        # 책(DeZero)과 같은 순서로 난수를 뽑아야 같은 시드에서 같은 가중치가 나온다.
+        # h2h의 W는 (H, H). in_size를 모르면 h2h도 처음 쓰일 때
+        # (두 번째 호출) 만든다: 책(DeZero)과 같은 순서로 난수를 뽑아야
+        # 같은 시드에서 같은 가중치가 나온다.
         H = hidden_size
-        self.h2h = L.Linear(H, in_size=None if in_size is None else H, nobias=True)
+        h2h_in = None if in_size is None else H
+        self.h2h = L.Linear(H, in_size=h2h_in, nobias=True)
         self.h = None
 
     def reset_state(self):

@@ -6,7 +6,7 @@ README.md, the step goldens (printed labels) and dezero_kr/**/*.py (Korean docst
 messages) -- is searched for
 
 * retired variants of a glossary term (그래디언트 -> 기울기, 파라미터 -> 매개변수,
-  전진 모드 -> 순방향 모드, 2계 도함수 / 고계 미분 -> 2차 / 고차 미분),
+  전진 모드 -> 순방향 모드, 2계 도함수 / 고계 미분 -> 2차 / 고차 미분, 에포크 -> 에폭),
 * literal slips that read as a mistranslation (바퀴 for a wheel, 이름 풀이 for DNS
   resolution, ...),
 * references to documents the project does not contain (첨부 자료, 해설서, 시드 문서):
@@ -39,6 +39,7 @@ RETIRED = {
     '해설서': 'a citation from docs/references.md',
     '역전파 문서의 예': 'a citation from docs/references.md',
     '시드 문서': 'a citation from docs/references.md',
+    '에포크': '에폭',
 }
 PATTERN = re.compile('|'.join(re.escape(term) for term in RETIRED))
 

@@ -46,7 +46,8 @@ def exercise_1():
 def exercise_2():
     """x = 0.5에서 tanh의 3차 미분을 자동 미분으로 구하고 닫힌 식과 비교한다.
 
-    t = tanh(x)이면 t' = 1 - t^2,  t'' = -2t(1 - t^2),  t''' = (1 - t^2)(6t^2 - 2).
+    t = tanh(x)이면 t' = 1 - t^2,  t'' = -2t(1 - t^2),
+    t''' = (1 - t^2)(6t^2 - 2).
     """
     x = Variable(np.array(0.5))
     y = F.tanh(x)

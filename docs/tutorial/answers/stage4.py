@@ -14,7 +14,10 @@ from dezero_kr.utils import gradient_check
 
 
 def exercise_1():
-    """Tanh as a Function: y = tanh(x), dy/dx = 1 - y^2 (y: the forward output)."""
+    """Tanh as a Function: y = tanh(x), dy/dx = 1 - y^2.
+
+    y is the forward output, which backward reuses.
+    """
 
     class Tanh(Function):
         def forward(self, x):
@@ -35,7 +38,8 @@ def exercise_1():
     np.testing.assert_allclose(y.data, y_pkg.data, rtol=1e-15)
     np.testing.assert_allclose(mine.grad.data, package.grad.data, rtol=1e-12)
     assert mine.grad.data[6] == 1.0  # x = 0: tanh'(0) = 1
-    assert gradient_check(tanh, np.random.default_rng(0).standard_normal((3, 4)))
+    x_check = np.random.default_rng(0).standard_normal((3, 4))
+    assert gradient_check(tanh, x_check)
 
 
 def exercise_2():
@@ -55,8 +59,11 @@ def exercise_2():
 
 
 def exercise_3():
-    """1,000 samples in batches of 64: ceil(1000 / 64) = 16 batches, the last holds
-    1000 - 15 * 64 = 40 samples; every sample appears exactly once per epoch."""
+    """1,000 samples in batches of 64: ceil(1000 / 64) = 16 batches.
+
+    The last holds 1000 - 15 * 64 = 40 samples; every sample appears
+    exactly once per epoch.
+    """
     data = [(np.array([i], dtype=np.float32), i) for i in range(1000)]
     np.random.seed(0)
     loader = DataLoader(data, batch_size=64)

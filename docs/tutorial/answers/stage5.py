@@ -36,15 +36,17 @@ def exercise_2():
     assert col.shape == (2 * 5 * 5, 3 * 3 * 3) == (50, 27)
     np.random.seed(0)
     conv = L.Conv2d(16, kernel_size=3)
-    conv(np.zeros((1, 3, 8, 8), dtype=np.float32))  # 입력 채널 3을 보고 W를 만든다
+    # 입력 채널 3을 보고 W를 만든다
+    conv(np.zeros((1, 3, 8, 8), dtype=np.float32))
     assert conv.W.shape == (16, 3, 3, 3)
     assert sum(p.data.size for p in conv.params()) == 16 * 3 * 3 * 3 + 16 == 448
 
 
 def exercise_3():
-    """Each window's gradient goes to its maximum only:
-    4 at (1, 1) gets 1, 5 at (0, 2) gets 2, 6 at (3, 1) gets 3, 9 at (3, 2) gets 4;
-    every other pixel gets 0.
+    """Each window's gradient goes to its maximum only.
+
+    4 at (1, 1) gets 1, 5 at (0, 2) gets 2, 6 at (3, 1) gets 3,
+    9 at (3, 2) gets 4; every other pixel gets 0.
     """
     x = Variable(np.array([[[[1.0, 2.0, 5.0, 0.0],
                              [3.0, 4.0, 1.0, 2.0],
