@@ -120,14 +120,14 @@ def use_everything():
         (v * 2).backward()
     jvp(lambda v: v * 2, (v,), (np.ones(1),))
     (Variable(np.ones(1)) * 2).backward()
-    state = (core._call_observers, autograd._levels, len(core._variable_hooks), core._hooks_in_use)
-    assert state == ([], [], 0, False), state
+    state = (core._observers.list, core._observed, autograd._thread_levels.list, len(core._variable_hooks))
+    assert state == ([], 0, [], 0), state
 
 
 def child(mode, n, repeat):
     """One process, one state ('fresh' or 'used'): best time ratios to the interleaved floor."""
     from dezero_kr import core
-    assert not core._hooks_in_use and not core._call_observers, 'not a fresh process'
+    assert not core._variable_hooks and not core._observed, 'not a fresh process'
     if mode == 'used':
         use_everything()
     samples = timing.interleave({'floor': numpy_floor(n), 'run': plain(n)}, repeat=repeat)

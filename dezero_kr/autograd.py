@@ -176,12 +176,6 @@ class _ThreadLevels(threading.local):
 _thread_levels = _ThreadLevels()
 
 
-def __getattr__(name):
-    if name == '_levels':  # the current thread's list, for code written against the old global
-        return _thread_levels.list
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-
-
 class _ForwardLevel:
     """One forward-mode pass: the tangent of each Variable computed while it is active."""
     __slots__ = ('tangents', 'paused')

@@ -218,15 +218,6 @@ def _current_observers():
     return _observers.list if _observed else ()
 
 
-def __getattr__(name):
-    # Read-only views kept for code written against the earlier module globals.
-    if name == '_call_observers':
-        return _observers.list
-    if name == '_hooks_in_use':
-        return len(_variable_hooks) > 0
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-
-
 # =============================================================================
 # Variable / Parameter
 # =============================================================================

@@ -483,14 +483,14 @@ def test_anomaly_off_records_nothing_and_check_nan_false_records_only():
             z = F.log(x)
     assert np.isnan(z.data).all()
     assert autograd._creation_sites[z][-1].filename == __file__
-    assert core._call_observers == []
+    assert core._observers.list == []
 
 
 def test_anomaly_observer_is_removed_after_an_error():
     with pytest.raises(AnomalyError), np.errstate(divide='ignore'):
         with detect_anomaly():
             F.log(Variable(np.array([0.0])))
-    assert core._call_observers == []
+    assert core._observers.list == []
 
 
 # =============================================================================

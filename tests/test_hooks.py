@@ -210,4 +210,4 @@ def test_removing_the_last_hook_turns_the_hook_machinery_off():
     import gc
     gc.collect()
     (_v(1.0) * 2).backward()
-    assert not core._hooks_in_use  # no Variable has a hook: backprop skips the table again
+    assert not core._variable_hooks  # no Variable has a hook: backprop skips the table again

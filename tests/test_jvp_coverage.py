@@ -103,7 +103,7 @@ class _RuleRecorder:
     """Registered inside the jvp level: after the level ran an op's rule, note its class."""
 
     def on_forward(self, f, inputs, outputs):
-        level = autograd._levels[-1]
+        level = autograd._thread_levels.list[-1]
         if not level.paused and any(level.tangents.get(y) is not None for y in outputs):
             _exercised.add(type(f))
 

@@ -173,7 +173,7 @@ def test_detect_anomaly_in_one_thread_does_not_raise_in_another():
 
     run_threads(debugging, other)
     assert results == {'other': True}
-    assert core._call_observers == []  # the main thread never had an observer
+    assert core._observers.list == []  # the main thread never had an observer
 
 
 def test_concurrent_jvps_keep_their_own_levels():
@@ -193,7 +193,7 @@ def test_concurrent_jvps_keep_their_own_levels():
             x = np.array([0.3, 0.7])
             _, t = autograd.jvp(f, (x,), (np.array([1.0, 0.0]),))
             results[name] = t.data
-            results[name + ' levels'] = list(autograd._levels)
+            results[name + ' levels'] = list(autograd._thread_levels.list)
         return run
 
     run_threads(make('a', 2.0), make('b', 3.0))
