@@ -3,9 +3,9 @@
 This file only gathers names; each operation lives in the module of its concern:
 
 =====================  ===========================================================
-``core``               arithmetic (add sub mul div neg pow rpow), matmul, reshape,
-                       transpose, get_item, sum, sum_to, broadcast_to, max, min
-``functions_math``     sin cos tan tanh exp log sqrt abs clip maximum minimum where,
+``operators``          arithmetic (add sub mul div neg pow rpow), matmul, reshape,
+                       transpose, get_item, sum, sum_to, broadcast_to, max, min, log
+``functions_math``     sin cos tan tanh exp sqrt abs clip maximum minimum where,
                        expand_dims flatten concat stack, average/mean, linear
 ``functions_nn``       sigmoid relu leaky_relu gelu softmax log_softmax, losses
                        (mean_squared_error softmax_cross_entropy sigmoid_cross_entropy
@@ -15,8 +15,8 @@ This file only gathers names; each operation lives in the module of its concern:
                        (+ the ``_simple`` teaching versions)
 =====================  ===========================================================
 """
-from dezero_kr.core import (  # noqa: F401
-    Function, Variable, as_array, as_variable,  # DeZero's functions.py imports these: F.as_variable works
+from dezero_kr.core import Function, Variable, as_array, as_variable  # noqa: F401 (DeZero's F has them)
+from dezero_kr.operators import (  # noqa: F401
     Add, AddConstant, BroadcastTo, Div, DivConstant, GetItem, GetItemGrad, MatMul, Max, Min, Mul,
     MulConstant, Neg, Pow, PowVariable, RDivConstant, RPow, RSubConstant, Reshape, Sub, SubConstant,
     Sum, SumTo, Transpose,

@@ -24,9 +24,9 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import get_conv_outsize, get_deconv_outsize, pair
-from dezero_kr.core import (Config, Function, add_tangents, broadcast_to, max as _max, reshape,
-                            sum as _sum, transpose)
+from dezero_kr.core import Config, Function
 from dezero_kr.core import as_variable  # noqa: F401  (DeZero's functions_conv exports it)
+from dezero_kr.operators import add_tangents, broadcast_to, max as _max, reshape, sum as _sum, transpose
 from dezero_kr.functions_math import linear
 
 

@@ -3,17 +3,18 @@
 Each operation is a ``Function`` subclass with ``forward`` (raw arrays),
 ``backward`` (Variables, so it is differentiable again) and ``jvp`` (forward
 mode) side by side, plus a one-line lowercase wrapper.  The arithmetic,
-reshape/transpose/indexing, sum/broadcast, matmul and max/min live in
-``dezero_kr.core`` (Variable's operators need them); ``dezero_kr.functions``
-re-exports everything.
+reshape/transpose/indexing, sum/broadcast, matmul, max/min and ``log`` live
+in ``dezero_kr.operators`` (Variable's operators need them);
+``dezero_kr.functions`` re-exports everything.
 """
 import warnings
 
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import (Config, Constant, Function, Variable, add_tangents, as_grad, as_variable,
-                            broadcast_to, get_item, matmul, operands, reshape, sum, sum_to, transpose)
+from dezero_kr.core import Config, Constant, Function, Variable, as_variable
+from dezero_kr.operators import (Log, add_tangents, as_grad, broadcast_to, get_item,  # noqa: F401
+                                 log, matmul, operands, reshape, sum, sum_to, transpose)
 
 # NumPy's own exception for a bad axis (a ValueError and an IndexError); moved in NumPy 2.
 _AxisError = getattr(np, 'exceptions', np).AxisError
@@ -127,23 +128,6 @@ def exp(x):
     return Exp()(x)
 
 
-class Log(Function):
-    """y = log(x) (natural); dL/dx = gy / x."""
-    __slots__ = ()
-
-    def forward(self, x):
-        return _xp(x).log(x)
-
-    def backward(self, gy):
-        g, x = operands(gy, self.inputs[0])
-        return as_grad(g / x, self.inputs[0])
-
-    def jvp(self, dx):
-        return dx / self.inputs[0]
-
-
-def log(x):
-    return Log()(x)
 
 
 class Sqrt(Function):

@@ -26,8 +26,9 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import sum_to as _sum_to_array
-from dezero_kr.core import (Config, Function, Variable, add_tangents, as_grad, as_variable, broadcast_to,
-                            get_item, matmul, operands, reshape, sum, sum_to)
+from dezero_kr.core import Config, Function, Variable, as_variable
+from dezero_kr.operators import (add_tangents, as_grad, broadcast_to, get_item, matmul, operands, reshape,
+                                 sum, sum_to)
 from dezero_kr.functions_math import clip, exp, log, mask_grad, mean, stack, tanh
 
 

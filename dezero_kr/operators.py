@@ -1,0 +1,746 @@
+"""The operations behind ``Variable``'s operators and methods.
+
+``x + y``, ``x - y``, ``x * y``, ``x / y``, ``-x``, ``x ** c``, ``x @ W``,
+``x[i]``, ``x.T``, ``x.reshape(...)``, ``x.transpose(...)``, ``x.sum(...)``,
+``x.max(...)``, ``x.min(...)`` call the lowercase functions of this module;
+``sum_to`` and ``broadcast_to`` are here because those rules need them.
+DeZero kept them in ``core.py``; ``dezero_kr.core`` and ``dezero_kr.functions``
+re-export every name, so ``from dezero_kr.core import Add, add`` still works.
+
+Read the first section first: it is how every rule of the package is written.
+"""
+import numpy as np
+
+from dezero_kr import cuda
+from dezero_kr.array_utils import max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
+from dezero_kr.core import Config, Constant, Function, Variable, array_types, as_array, as_variable
+
+
+def _scalar_or_array(c, op):
+    """A constant operand: Python scalars stay scalars, so NumPy's weak-scalar
+    rule keeps the Variable's dtype (float32 * 2.5 is float32).  Anything else
+    is a TypeError naming the operator ``op`` (``'+'``, ``'**'``, ...)."""
+    if isinstance(c, np.generic):  # first: np.float64 is a float, but not a weak scalar
+        if c.dtype.kind in 'biufc':
+            return c.item()
+    elif isinstance(c, (bool, int, float, complex)) or isinstance(c, array_types):
+        return c
+    raise TypeError(f"unsupported operand type(s) for {op}: 'Variable' and '{type(c).__name__}' "
+                    f"(expected a Variable, a numpy.ndarray or a Python number)")
+
+
+# --- helpers for backward rules --------------------------------------------
+# A first-order backward (create_graph=False, so nothing is recorded) need not
+# build a Function object per operation: ``operands`` hands a backward rule
+# the Variables while a graph is recorded and their raw arrays otherwise, and
+# the same formula (written with + - * / ** @) runs on either.  ``as_grad``
+# turns the result back into the gradient Variable of an input.
+def operands(*vs):
+    """``vs`` (Variables) while a graph is recorded, else their ``.data`` arrays."""
+    if Config.enable_backprop:
+        return vs
+    if len(vs) == 1:
+        return (vs[0].data,)
+    return tuple([v.data for v in vs])
+
+
+def as_grad(g, x):
+    """A backward result ``g`` (Variable, or an array on the plain path) as the
+    gradient of input ``x``: summed over broadcast axes to ``x``'s shape."""
+    if isinstance(g, Variable):
+        return sum_to(g, x.data.shape) if g.data.shape != x.data.shape else g
+    if g.__class__ is not np.ndarray:
+        g = as_array(g)  # a NumPy scalar from a 0-d operation (or a CuPy array)
+    if g.shape != x.data.shape:
+        g = _sum_to_array(g, x.data.shape)
+    return Variable(g)
+
+
+def _bcast_tangent(t, y):
+    """A tangent broadcast to the output ``y``'s shape (None stays None)."""
+    if t is not None and t.data.shape != y.data.shape:
+        return broadcast_to(t, y.data.shape)
+    return t
+
+
+def add_tangents(a, b):
+    """Sum of two tangents for jvp rules, where None means zero."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+class Add(Function):
+    """y = x0 + x1 (broadcasting).  dL/dx0 = sum_to(gy), dL/dx1 = sum_to(gy)."""
+    __slots__ = ()
+    backward_reads_values = False
+
+    def forward(self, x0, x1):
+        return x0 + x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        g, = operands(gy)
+        return as_grad(g, x0), as_grad(g, x1)
+
+    def jvp(self, dx0, dx1):
+        y = self.outputs[0]()
+        return _bcast_tangent(add_tangents(dx0, dx1), y)
+
+
+class AddConstant(Function):
+    """y = x + c for a constant c (scalar or array); dL/dx = sum_to(gy)."""
+    __slots__ = ('c',)
+    backward_reads_values = False
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x + self.c
+
+    def backward(self, gy):
+        return as_grad(operands(gy)[0], self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx, self.outputs[0]())
+
+
+class Sub(Function):
+    """y = x0 - x1.  dL/dx0 = sum_to(gy), dL/dx1 = -sum_to(gy)."""
+    __slots__ = ()
+    backward_reads_values = False
+
+    def forward(self, x0, x1):
+        return x0 - x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        g, = operands(gy)
+        return as_grad(g, x0), as_grad(-g, x1)
+
+    def jvp(self, dx0, dx1):
+        return _bcast_tangent(add_tangents(dx0, None if dx1 is None else -dx1),
+                              self.outputs[0]())
+
+
+class SubConstant(Function):
+    """y = x - c for a constant c; dL/dx = sum_to(gy)."""
+    __slots__ = ('c',)
+    backward_reads_values = False
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x - self.c
+
+    def backward(self, gy):
+        return as_grad(operands(gy)[0], self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx, self.outputs[0]())
+
+
+class RSubConstant(Function):
+    """y = c - x for a constant c; dL/dx = -sum_to(gy)."""
+    __slots__ = ('c',)
+    backward_reads_values = False
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return self.c - x
+
+    def backward(self, gy):
+        return as_grad(-operands(gy)[0], self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(-dx, self.outputs[0]())
+
+
+class Mul(Function):
+    """y = x0 * x1.  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0)."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return x0 * x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        g, a0, a1 = operands(gy, x0, x1)
+        return as_grad(g * a1, x0), as_grad(g * a0, x1)
+
+    def jvp(self, dx0, dx1):
+        x0, x1 = self.inputs
+        t0 = None if dx0 is None else dx0 * x1
+        t1 = None if dx1 is None else x0 * dx1
+        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
+
+
+class MulConstant(Function):
+    """y = x * c for a constant c; dL/dx = sum_to(gy * c)."""
+    __slots__ = ('c',)
+    backward_reads_values = False
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x * self.c
+
+    def backward(self, gy):
+        return as_grad(operands(gy)[0] * self.c, self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx * self.c, self.outputs[0]())
+
+
+class Neg(Function):
+    """y = -x; dL/dx = -gy."""
+    __slots__ = ()
+    backward_reads_values = False
+
+    def forward(self, x):
+        return -x
+
+    def backward(self, gy):
+        return as_grad(-operands(gy)[0], self.inputs[0])
+
+    def jvp(self, dx):
+        return -dx
+
+
+class Div(Function):
+    """y = x0 / x1.  dL/dx0 = gy / x1, dL/dx1 = -gy * x0 / x1**2 (each sum_to'd)."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return x0 / x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        g, a0, a1 = operands(gy, x0, x1)
+        gx0 = g / a1
+        gx1 = gx0 * (-a0 / a1)
+        return as_grad(gx0, x0), as_grad(gx1, x1)
+
+    def jvp(self, dx0, dx1):
+        x0, x1 = self.inputs
+        t0 = None if dx0 is None else dx0 / x1
+        t1 = None if dx1 is None else -dx1 * x0 / (x1 * x1)
+        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
+
+
+class DivConstant(Function):
+    """y = x / c for a constant c; dL/dx = sum_to(gy / c)."""
+    __slots__ = ('c',)
+    backward_reads_values = False
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x / self.c
+
+    def backward(self, gy):
+        return as_grad(operands(gy)[0] / self.c, self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx / self.c, self.outputs[0]())
+
+
+class RDivConstant(Function):
+    """y = c / x for a constant c; dL/dx = sum_to(-gy * y / x)."""
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return self.c / x
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        g, a, y = operands(gy, x, self.outputs[0]())
+        return as_grad(-g * y / a, x)
+
+    def jvp(self, dx):
+        x = self.inputs[0]
+        y = self.outputs[0]()
+        return _bcast_tangent(-dx * y / x, y)
+
+
+class Pow(Function):
+    """y = x ** c for a constant exponent c; dL/dx = sum_to(gy * c * x ** (c - 1)).
+
+    Where ``c == 0`` the derivative is 0 at every x, x = 0 included (``x ** 0``
+    is the constant 1; the formula would give ``0 * inf = nan`` there), as in
+    PyTorch.  So the (n+1)-th derivative of ``x ** n`` is 0 everywhere.
+    """
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x ** self.c
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        g, a = operands(gy, x)
+        return as_grad(g * _pow_slope(a, self.c), x)
+
+    def jvp(self, dx):
+        x = self.inputs[0]
+        return _bcast_tangent(dx * _pow_slope(x, self.c), self.outputs[0]())
+
+
+def _pow_slope(x, c):
+    """``c * x ** (c - 1)`` (Variable or array ``x``, constant ``c``), exactly 0 where c == 0."""
+    if isinstance(c, array_types):
+        xp = cuda.get_array_module(c)
+        return c * x ** (xp.where(c == 0, 1, c) - 1)
+    return c * x ** (c - 1) if c != 0 else 0 * x ** 0
+
+
+class RPow(Function):
+    """y = c ** x for a constant base c; dL/dx = sum_to(gy * y * log(c)).
+
+    Where ``c == 0`` and ``x >= 0`` the derivative is 0 (``0 ** x`` is 0, or 1
+    at x = 0, and the formula would give ``0 * -inf``), as in PyTorch.
+    """
+    __slots__ = ('c',)
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return self.c ** x
+
+    def backward(self, gy):
+        y = self.outputs[0]()
+        return as_grad(gy * y * self._log_c(y), self.inputs[0])
+
+    def jvp(self, dx):
+        y = self.outputs[0]()
+        return _bcast_tangent(dx * self._log_c(y), y) * y
+
+    def _log_c(self, y):
+        xp = cuda.get_array_module(y.data)
+        c = xp.asarray(self.c, dtype=y.data.dtype)
+        zero = c == 0
+        if not zero.any():
+            return xp.log(c)
+        with np.errstate(divide='ignore'):
+            log_c = xp.log(c)
+        return xp.where(zero & (self.inputs[0].data >= 0), 0, log_c).astype(y.data.dtype)
+
+
+class PowVariable(Function):
+    """y = x ** e with both a Variable.  dL/dx = gy * e * x**(e-1), dL/de = gy * y * log(x).
+
+    As PyTorch: dL/dx is 0 where e == 0, and dL/de is 0 where x == 0 and
+    e >= 0 (instead of the ``0 * inf = nan`` of the formulas there).
+    """
+    __slots__ = ()
+
+    def forward(self, x, e):
+        return x ** e
+
+    def backward(self, gy):
+        x, e = self.inputs
+        dydx, dyde = self._slopes()
+        return as_grad(gy * dydx, x), as_grad(gy * dyde, e)
+
+    def jvp(self, dx, de):
+        y = self.outputs[0]()
+        dydx, dyde = self._slopes()
+        t0 = None if dx is None else dx * dydx
+        t1 = None if de is None else de * dyde
+        return _bcast_tangent(add_tangents(t0, t1), y)
+
+    def _slopes(self):
+        x, e = self.inputs
+        y = self.outputs[0]()
+        xp = cuda.get_array_module(y.data)
+        e_zero = e.data == 0
+        # e - 1, but 0 where e == 0 (the added mask is a constant: d/de is still 1)
+        slope_exp = e - 1
+        if e_zero.any():
+            slope_exp = slope_exp + Constant(xp.asarray(e_zero, dtype=e.data.dtype))
+        x_zero = (x.data == 0) & (e.data >= 0)
+        # log(x), but log(1) = 0 where x == 0 and e >= 0 (y is 0 or 1 there, so y * log = 0)
+        if x_zero.any():
+            log_x = log(x + Constant(xp.asarray(x_zero, dtype=y.data.dtype)))
+        else:
+            log_x = log(x)
+        return e * x ** slope_exp, y * log_x
+
+
+class Log(Function):
+    """y = log(x) (natural); dL/dx = gy / x.  (Here because PowVariable needs it;
+    ``dezero_kr.functions_math`` re-exports it with the other elementary functions.)"""
+    __slots__ = ()
+
+    def forward(self, x):
+        return cuda.get_array_module(x).log(x)
+
+    def backward(self, gy):
+        g, x = operands(gy, self.inputs[0])
+        return as_grad(g / x, self.inputs[0])
+
+    def jvp(self, dx):
+        return dx / self.inputs[0]
+
+
+def log(x):
+    """Natural logarithm, elementwise: ``y = log(x)``, same shape and dtype; dL/dx = gy / x."""
+    return Log()(x)
+
+
+def add(x0, x1):
+    if isinstance(x1, Variable):
+        return Add()(x0, x1)
+    return AddConstant(_scalar_or_array(x1, '+'))(x0)
+
+
+def sub(x0, x1):
+    if isinstance(x1, Variable):
+        return Sub()(x0, x1)
+    return SubConstant(_scalar_or_array(x1, '-'))(x0)
+
+
+def rsub(x0, x1):
+    """x1 - x0 (the reflected operator ``c - x``)."""
+    if isinstance(x1, Variable):
+        return Sub()(x1, x0)
+    return RSubConstant(_scalar_or_array(x1, '-'))(x0)
+
+
+def mul(x0, x1):
+    if isinstance(x1, Variable):
+        return Mul()(x0, x1)
+    return MulConstant(_scalar_or_array(x1, '*'))(x0)
+
+
+def neg(x):
+    return Neg()(x)
+
+
+def div(x0, x1):
+    if isinstance(x1, Variable):
+        return Div()(x0, x1)
+    return DivConstant(_scalar_or_array(x1, '/'))(x0)
+
+
+def rdiv(x0, x1):
+    """x1 / x0 (the reflected operator ``c / x``)."""
+    if isinstance(x1, Variable):
+        return Div()(x1, x0)
+    return RDivConstant(_scalar_or_array(x1, '/'))(x0)
+
+
+def pow(x, c):
+    """x ** c; ``c`` a constant (DeZero) or a Variable (differentiable exponent)."""
+    if isinstance(c, Variable):
+        return PowVariable()(x, c)
+    return Pow(_scalar_or_array(c, '**'))(x)
+
+
+def rpow(x, c):
+    """c ** x (the reflected operator ``2 ** x``)."""
+    if isinstance(c, Variable):
+        return PowVariable()(c, x)
+    return RPow(_scalar_or_array(c, '**'))(x)
+
+
+# --- shape operations ----------------------------------------------------------
+class Reshape(Function):
+    """y = x.reshape(shape); dL/dx = gy.reshape(x.shape)."""
+    __slots__ = ('shape',)
+    backward_reads_values = False
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def forward(self, x):
+        return x.reshape(self.shape)
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        return as_grad(operands(gy)[0].reshape(x.data.shape), x)
+
+    def jvp(self, dx):
+        return reshape(dx, self.shape)
+
+
+def reshape(x, shape):
+    if x.shape == tuple(shape):
+        return as_variable(x)
+    return Reshape(shape)(x)
+
+
+class Transpose(Function):
+    """y = x.transpose(axes); dL/dx = gy.transpose(argsort(axes))."""
+    __slots__ = ('axes',)
+    backward_reads_values = False
+
+    def __init__(self, axes=None):
+        self.axes = axes
+
+    def forward(self, x):
+        return x.transpose(self.axes)
+
+    def backward(self, gy):
+        inv_axes = None
+        if self.axes is not None:
+            inv_axes = tuple(np.argsort([a % len(self.axes) for a in self.axes]).tolist())
+        return as_grad(operands(gy)[0].transpose(inv_axes), self.inputs[0])
+
+    def jvp(self, dx):
+        return transpose(dx, self.axes)
+
+
+def transpose(x, axes=None):
+    return Transpose(axes)(x)
+
+
+def _is_basic_index(slices):
+    # Basic indexing (ints, slices, None, Ellipsis) never repeats an element,
+    # so its gradient can be a plain assignment instead of a scatter-add.
+    items = slices if isinstance(slices, tuple) else (slices,)
+    return all(s is None or s is Ellipsis or isinstance(s, (int, slice, np.integer))
+               and not isinstance(s, bool) for s in items)
+
+
+class GetItem(Function):
+    """y = x[slices]; dL/dx = zeros with gy scattered (added) at ``slices``."""
+    __slots__ = ('slices',)
+    backward_reads_values = False
+
+    def __init__(self, slices):
+        self.slices = slices
+
+    def forward(self, x):
+        return x[self.slices]
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        scatter = GetItemGrad(self.slices, x.data.shape)
+        if Config.enable_backprop:
+            return scatter(gy)
+        return Variable(scatter.forward(gy.data))  # a first-order pass records nothing
+
+    def jvp(self, dx):
+        return get_item(dx, self.slices)
+
+
+class GetItemGrad(Function):
+    """gx = zeros(in_shape); gx[slices] += gy (repeated indices add up)."""
+    __slots__ = ('slices', 'in_shape')
+    backward_reads_values = False
+
+    def __init__(self, slices, in_shape):
+        self.slices = slices
+        self.in_shape = in_shape
+
+    def forward(self, gy):
+        xp = cuda.get_array_module(gy)
+        gx = xp.zeros(self.in_shape, dtype=gy.dtype)
+        if _is_basic_index(self.slices):
+            gx[self.slices] = gy
+        elif xp is np:
+            np.add.at(gx, self.slices, gy)
+        else:
+            import cupyx  # only reached with CuPy arrays
+            cupyx.scatter_add(gx, self.slices, gy)
+        return gx
+
+    def backward(self, ggx):
+        return get_item(ggx, self.slices)
+
+    def jvp(self, dgy):
+        return GetItemGrad(self.slices, self.in_shape)(dgy)
+
+
+def get_item(x, slices):
+    if isinstance(slices, Variable):
+        slices = slices.data
+    return GetItem(slices)(x)
+
+
+# --- reductions and broadcasting ---------------------------------------------
+class Sum(Function):
+    """y = x.sum(axis, keepdims); dL/dx = gy broadcast back to x.shape."""
+    __slots__ = ('axis', 'keepdims')
+    backward_reads_values = False
+
+    def __init__(self, axis, keepdims):
+        self.axis = axis
+        self.keepdims = keepdims
+
+    def forward(self, x):
+        return x.sum(axis=self.axis, keepdims=self.keepdims)
+
+    def backward(self, gy):
+        x_shape = self.inputs[0].data.shape
+        gy = reshape_sum_backward(gy, x_shape, self.axis, self.keepdims)
+        return broadcast_to(gy, x_shape)
+
+    def jvp(self, dx):
+        return sum(dx, self.axis, self.keepdims)
+
+
+def sum(x, axis=None, keepdims=False):
+    return Sum(axis, keepdims)(x)
+
+
+class SumTo(Function):
+    """y = sum_to(x, shape) (undo broadcasting); dL/dx = broadcast_to(gy, x.shape)."""
+    __slots__ = ('shape',)
+    backward_reads_values = False
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, x):
+        return _sum_to_array(x, self.shape)
+
+    def backward(self, gy):
+        return broadcast_to(gy, self.inputs[0].data.shape)
+
+    def jvp(self, dx):
+        return sum_to(dx, self.shape)
+
+
+def sum_to(x, shape):
+    if x.shape == tuple(shape):
+        return as_variable(x)
+    return SumTo(shape)(x)
+
+
+class BroadcastTo(Function):
+    """y = broadcast_to(x, shape); dL/dx = sum_to(gy, x.shape)."""
+    __slots__ = ('shape',)
+    backward_reads_values = False
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+    def forward(self, x):
+        xp = cuda.get_array_module(x)
+        return xp.broadcast_to(x, self.shape)
+
+    def backward(self, gy):
+        return sum_to(gy, self.inputs[0].data.shape)
+
+    def jvp(self, dx):
+        return broadcast_to(dx, self.shape)
+
+
+def broadcast_to(x, shape):
+    if x.shape == tuple(shape):
+        return as_variable(x)
+    return BroadcastTo(shape)(x)
+
+
+class MatMul(Function):
+    """y = x @ W (2-D, batched or 1-D, as NumPy).  dL/dx = gy @ W^T, dL/dW = x^T @ gy."""
+    __slots__ = ()
+
+    def forward(self, x, W):
+        return x @ W
+
+    def backward(self, gy):
+        x, W = self.inputs
+        # A 1-D operand is a (1, n) row / (n, 1) column whose added axis NumPy
+        # dropped from y: put it back in gy, use the matrix rule, drop it again.
+        x2 = x if x.ndim > 1 else reshape(x, (1,) + x.shape)
+        W2 = W if W.ndim > 1 else reshape(W, W.shape + (1,))
+        if x2 is not x or W2 is not W:
+            batch = np.broadcast_shapes(x2.shape[:-2], W2.shape[:-2])
+            gy = reshape(gy, batch + (x2.shape[-2], W2.shape[-1]))
+        gx = gW = None
+        if x.requires_grad:
+            gx = reshape(as_grad(matmul(gy, _swap_last(W2)), x2), x.shape)
+        if W.requires_grad:
+            gW = reshape(as_grad(matmul(_swap_last(x2), gy), W2), W.shape)
+        return gx, gW
+
+    def jvp(self, dx, dW):
+        x, W = self.inputs
+        t0 = None if dx is None else matmul(dx, W)
+        t1 = None if dW is None else matmul(x, dW)
+        return add_tangents(t0, t1)
+
+
+def _swap_last(a):
+    """Transpose the last two axes (the matrix transpose of a batch)."""
+    if a.ndim == 2:
+        return transpose(a)
+    axes = list(range(a.ndim))
+    axes[-1], axes[-2] = axes[-2], axes[-1]
+    return transpose(a, tuple(axes))
+
+
+def matmul(x, W):
+    return MatMul()(x, W)
+
+
+class Max(Function):
+    """y = x.max(axis, keepdims).  dL/dx = gy / k at the k elements equal to the max, else 0.
+
+    Ties split the gradient evenly (two tied maxima get gy / 2 each), in
+    ``backward`` and ``jvp`` alike, as PyTorch's ``amax``/``max`` and JAX: a
+    valid subgradient, so forward- and reverse-mode Jacobians agree.  (Max
+    *pooling* routes to the first maximum instead; see functions_conv.)
+    """
+    __slots__ = ('axis', 'keepdims')
+
+    def __init__(self, axis=None, keepdims=False):
+        self.axis = axis
+        self.keepdims = keepdims
+
+    def forward(self, x):
+        return x.max(axis=self.axis, keepdims=self.keepdims)
+
+    def _weights(self):
+        """(1/k at the k extreme elements of each reduction, else 0; gy's shape with kept axes)."""
+        x = self.inputs[0].data
+        y = self.outputs[0]().data
+        shape = max_backward_shape(x, self.axis)
+        mask = x == y.reshape(shape)
+        count = mask.sum(axis=self.axis, keepdims=True)
+        # count is 0 only where y is NaN: no element equals it, and 0 / 1 keeps them all 0
+        weights = mask / cuda.get_array_module(count).maximum(count, 1)
+        if x.dtype.kind in 'fc':
+            weights = weights.astype(x.dtype, copy=False)
+        return weights, shape
+
+    def backward(self, gy):
+        weights, shape = self._weights()
+        return broadcast_to(reshape(gy, shape), weights.shape) * weights
+
+    def jvp(self, dx):
+        weights, _ = self._weights()
+        return sum(dx * weights, self.axis, self.keepdims)
+
+
+class Min(Max):
+    """y = x.min(axis, keepdims); gradient as for Max (ties split evenly)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return x.min(axis=self.axis, keepdims=self.keepdims)
+
+
+def max(x, axis=None, keepdims=False):
+    return Max(axis, keepdims)(x)
+
+
+def min(x, axis=None, keepdims=False):
+    return Min(axis, keepdims)(x)
