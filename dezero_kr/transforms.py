@@ -26,8 +26,9 @@ BILINEAR = 2
 
 
 def _pil_image():
+    """Pillow's ``Image`` module; ``ImportError`` saying how to install Pillow when it is missing."""
     try:
-        from PIL import Image
+        from PIL import Image  # optional extra: Pillow is loaded only by the PIL transforms
     except ImportError as e:
         raise ImportError('This transform works on PIL images and needs Pillow: '
                           'pip install pillow') from e
