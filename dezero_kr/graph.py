@@ -559,6 +559,7 @@ class RenderedGraph(str):
 
     @property
     def format(self):
+        """The file's extension in lower case without the dot (``'png'``); shadows ``str.format``."""
         return os.path.splitext(self)[1][1:].lower()
 
     def _read(self, formats, mode='rb'):
