@@ -106,6 +106,9 @@ class VGG16(Model):
 
     Input (N, 3, H, W) with H, W multiples of 32 (224 for the pretrained
     weights, whose fc6 expects 7 x 7 x 512 features); output (N, 1000) scores.
+    ``pretrained=True`` loads DeZero's weights (see the module docstring: a
+    warning while no SHA-256 is pinned; ``OSError``/``download.DownloadError``
+    when the file cannot be had).
     """
     WEIGHTS_PATH = 'https://github.com/koki0702/dezero-models/releases/download/v0.1/vgg16.npz'
     WEIGHTS_SHA256 = None
@@ -226,6 +229,8 @@ class ResNet(Model):
     """ResNet-50/101/152 (He et al.): 7x7 convolution, max pooling, four bottleneck stages, 1000-way fc.
 
     Input (N, 3, H, W) (224 x 224 for the pretrained weights); output (N, 1000).
+    ``n_layers`` other than 50, 101, 152 raises ``ValueError``; ``pretrained``
+    as in ``VGG16``.
     """
     WEIGHTS_PATH = 'https://github.com/koki0702/dezero-models/releases/download/v0.1/resnet{}.npz'
     WEIGHTS_SHA256 = {50: None, 101: None, 152: None}

@@ -287,6 +287,7 @@ class WarmupCosine:
     then ``min_lr + (base_lr - min_lr) (1 + cos(pi p)) / 2`` with
     ``p = (t - warmup_steps) / (total_steps - warmup_steps)``, and ``min_lr``
     after ``total_steps``.  Sets the optimizer's ``lr`` (``alpha`` for Adam/AdamW).
+    ``ValueError`` unless ``0 <= warmup_steps <= total_steps``.
     """
 
     def __init__(self, base_lr, warmup_steps, total_steps, min_lr=0.0):

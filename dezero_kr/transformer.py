@@ -171,6 +171,10 @@ class GPT(Layer):
     residual stream with std ``init_std / sqrt(2 n_layer)`` (GPT-2), biases 0,
     norm gains 1.  Parameter paths: ``wte/W``, ``wpe/W``, ``h0/attn/c_attn/W``, ...,
     ``lm_head/W`` (C, V).
+
+    ``ValueError`` for a size that is not a positive int, ``n_embd`` not
+    divisible by ``n_head``, ``dropout`` outside [0, 1) or an unknown
+    ``mlp``/``norm`` choice.
     """
 
     def __init__(self, vocab_size, block_size, n_embd, n_head, n_layer, *, mlp='gelu', norm='layer',

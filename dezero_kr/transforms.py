@@ -174,7 +174,8 @@ class RandomHorizontalFlip:
     Works on PIL images and on arrays whose last axis is the width
     (``(C, H, W)`` or ``(H, W)``).  ``rng`` is a seed or a
     ``numpy.random.Generator``; pass one for reproducible augmentation.  DeZero
-    shipped this class as an empty stub; here it really flips.
+    shipped this class as an empty stub; here it really flips.  ``p`` outside
+    [0, 1] raises ``ValueError``.
     """
 
     def __init__(self, p=0.5, rng=None):
