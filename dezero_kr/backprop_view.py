@@ -107,13 +107,14 @@ class ForwardRecord:
         return f'<ForwardRecord: {len(self.calls)} calls>'
 
     def on_forward(self, f, inputs, outputs):
+        """Keep the call ``f(*inputs) -> outputs`` with summaries of its values (the engine calls this)."""
         if not outputs or outputs[0].creator is not f:  # no graph recorded (no_grad)
             return
         self.calls.append((f, tuple(inputs), tuple(outputs), [_summary(x) for x in inputs],
                            [_summary(y) for y in outputs]))
 
     def on_backward(self, f, gys, gxs):
-        pass
+        """Nothing: a forward record ignores the backward pass."""
 
 
 @contextlib.contextmanager
@@ -321,6 +322,7 @@ class BackwardView:
         self._node_ids = node_ids
 
     def node_id(self, obj):
+        """The SVG element id (``'dz-n<DOT id>'``) of a drawn Variable/Function, or None when not drawn."""
         n = self._node_ids.get(obj)
         return None if n is None else f'dz-n{n}'
 
@@ -369,21 +371,7 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
     ForwardRecord), ValueError (a leaf or data-less ``output``, limits),
     ``graph.RendererNotFoundError`` when no Graphviz renderer is found.
     """
-    if not isinstance(output, Variable):
-        kind = type(output)
-        raise TypeError(f'plot_backward: output must be a Variable, got '
-                        f'{kind.__module__}.{kind.__qualname__}')
-    if output.data is None:
-        raise ValueError(f'plot_backward: {output!r} has no data')
-    if output.creator is None:
-        raise ValueError(f'plot_backward: {output!r} is a leaf (no creator): there is no '
-                         f'backward pass to show; pass the result of a computation')
-    if forward is not None and not isinstance(forward, ForwardRecord):
-        kind = type(forward)
-        raise TypeError(f'plot_backward: forward must be a ForwardRecord from record_forward(), '
-                        f'got {kind.__module__}.{kind.__qualname__}')
-    if to_file is not None:
-        _check_path(to_file)
+    _check_arguments(output, forward, to_file)
     max_nodes = _check_count('max_nodes', max_nodes, MAX_NODES)
     max_steps = _check_count('max_steps', max_steps, MAX_STEPS)
     funcs = _reachable_functions(output)
@@ -425,6 +413,26 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
     if to_file is not None:
         view.save(to_file)
     return view
+
+
+def _check_arguments(output, forward, to_file):
+    """``TypeError``/``ValueError`` for an ``output`` that is not a non-leaf Variable with data,
+    a ``forward`` that is not a ``ForwardRecord``, or a ``to_file`` that is not an HTML path."""
+    if not isinstance(output, Variable):
+        kind = type(output)
+        raise TypeError(f'plot_backward: output must be a Variable, got '
+                        f'{kind.__module__}.{kind.__qualname__}')
+    if output.data is None:
+        raise ValueError(f'plot_backward: {output!r} has no data')
+    if output.creator is None:
+        raise ValueError(f'plot_backward: {output!r} is a leaf (no creator): there is no '
+                         f'backward pass to show; pass the result of a computation')
+    if forward is not None and not isinstance(forward, ForwardRecord):
+        kind = type(forward)
+        raise TypeError(f'plot_backward: forward must be a ForwardRecord from record_forward(), '
+                        f'got {kind.__module__}.{kind.__qualname__}')
+    if to_file is not None:
+        _check_path(to_file)
 
 
 def _default_title(output):

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from . import cuda
-from .datasets import Dataset
+from dezero_kr import cuda
+from dezero_kr.datasets import Dataset
 
 __all__ = ['DataLoader', 'SeqDataLoader']
 
@@ -52,6 +52,7 @@ class DataLoader:
     """
 
     def __init__(self, dataset, batch_size, shuffle=True, gpu=False, seed=None):
+        """See the class docstring; ``batch_size < 1`` raises ``ValueError``."""
         if batch_size < 1:
             raise ValueError(f'batch_size must be at least 1, not {batch_size}')
         if gpu:
@@ -82,6 +83,7 @@ class DataLoader:
         return self.max_iter
 
     def __next__(self):
+        """The next batch ``(x, t)``; after the last one, ``reset()`` and ``StopIteration``."""
         if self.iteration >= self.max_iter:
             self.reset()
             raise StopIteration
@@ -92,12 +94,15 @@ class DataLoader:
         return x, t
 
     def next(self):
+        """The next batch ``(x, t)`` (DeZero's name for ``next(loader)``); ``StopIteration`` ends an epoch."""
         return self.__next__()
 
     def to_cpu(self):
+        """Return NumPy batches from now on."""
         self.gpu = False
 
     def to_gpu(self):
+        """Return CuPy batches from now on; ``RuntimeError`` when no GPU is usable."""
         cuda.require_gpu('DataLoader.to_gpu()')
         self.gpu = True
 

@@ -34,9 +34,10 @@ import zipfile
 
 import numpy as np
 
-from .download import cache_dir, get_file
-from .fileio import atomic_write
-from .transforms import Compose, Flatten, Normalize, ToFloat
+from dezero_kr import plot
+from dezero_kr.download import cache_dir, get_file
+from dezero_kr.fileio import atomic_write
+from dezero_kr.transforms import Compose, Flatten, Normalize, ToFloat
 
 __all__ = ['Dataset', 'get_spiral', 'Spiral', 'SinCurve', 'Digits', 'load_digits',
            'Names', 'load_names', 'MNIST', 'CIFAR10', 'CIFAR100', 'ImageNet',
@@ -230,6 +231,7 @@ class Digits(Dataset):
 
     @staticmethod
     def labels():
+        """``{0: '0', ..., 9: '9'}``: class id -> digit name."""
         return {i: str(i) for i in range(10)}
 
 
@@ -286,7 +288,7 @@ class Names(Dataset):
 # Downloaded datasets: MNIST, CIFAR-10/100, ImageNet labels, Shakespeare
 # =============================================================================
 def _show_samples(images, row, col, to_file):
-    from . import plot  # matplotlib is imported only here
+    """Draw ``row * col`` random images in a grid (``plot.plot_digits_grid``; needs matplotlib)."""
     picks = np.random.default_rng().integers(0, len(images), size=row * col)
     return plot.plot_digits_grid(images[picks], ncols=col, to_file=to_file)
 
@@ -362,6 +364,7 @@ class MNIST(Dataset):
 
     @staticmethod
     def labels():
+        """``{0: '0', ..., 9: '9'}``: class id -> digit name."""
         return {i: str(i) for i in range(10)}
 
 
@@ -454,6 +457,7 @@ class CIFAR10(Dataset):
 
     @staticmethod
     def labels():
+        """``{0: 'airplane', 1: 'automobile', ..., 9: 'truck'}``: class id -> CIFAR-10 class name."""
         names = ['airplane', 'automobile', 'bird', 'cat', 'deer',
                  'dog', 'frog', 'horse', 'ship', 'truck']
         return dict(enumerate(names))

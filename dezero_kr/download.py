@@ -30,8 +30,9 @@ import os
 import urllib.error
 import urllib.parse
 
-from .fileio import atomic_write, remove_stale_temp_files  # noqa: F401 (atomic_write: public name)
-from .fileio import remove_quietly as _remove_quietly, temp_name as _temp_name
+from dezero_kr.fileio import atomic_write, remove_stale_temp_files  # noqa: F401 (atomic_write: public name)
+from dezero_kr.fileio import remove_quietly as _remove_quietly, temp_name as _temp_name
+from dezero_kr.progress import progress as _progress_bar
 
 # urllib.request and http.client (which load ssl and email, ~40 ms) are imported
 # in the two functions that talk to a server, so `import dezero_kr` stays light.
@@ -114,10 +115,8 @@ def _download_once(url, part, timeout, show_progress, label):
                                       f'({response.headers.get("Content-Range")!r})')
         start = have if resumed else 0
         expected = _expected_size(response.headers, start, resumed)
-
-        from .progress import progress  # local: keeps this module import-light
         with open(part, 'ab' if resumed else 'wb') as out, \
-                progress(desc=label, total=expected, initial=start, unit='B', unit_scale=True,
+                _progress_bar(desc=label, total=expected, initial=start, unit='B', unit_scale=True,
                          unit_divisor=1024, disable=not show_progress) as bar:
             while True:
                 # read(n) returns b'' when the peer closes early, even when
@@ -182,7 +181,57 @@ def _download_with_retry(url, part, timeout, show_progress, label):
     raise error
 
 
+def _checked_timeout(timeout):
+    """``timeout`` in seconds (None: ``$DEZERO_KR_TIMEOUT``); ``ValueError`` unless a positive finite number."""
+    if timeout is None:
+        return _timeout_from_env()
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not 0 < timeout < float('inf'):
+        raise ValueError(f'get_file: timeout must be a positive number of seconds, got {timeout!r}')
+    return timeout
+
+
+def _checked_file_name(url, file_name):
+    """The cache file name: ``file_name`` or the URL's last segment; ``ValueError`` if it has a folder part."""
+    name = file_name if file_name is not None else _file_name_from_url(url)
+    if not name or os.path.basename(name) != name or name in ('.', '..'):
+        raise ValueError(f'file_name must be a plain file name, not {name!r}')
+    return name
+
+
+def _download_first(urls, target, expected, timeout, show_progress, label):
+    """Put the first URL's file that arrives whole (and matches ``expected``) at ``target``.
+
+    Returns None on success, else ``(failures, checksum_failures)``: each
+    URL with its reason, and how many of them were SHA-256 mismatches.
+    """
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    remove_stale_temp_files(os.path.dirname(target))  # .part files of killed downloads
+    part = _temp_name(target)
+    failures = []
+    checksum_failures = 0
+    try:
+        for candidate in urls:
+            open(part, 'wb').close()  # each mirror starts from byte 0
+            try:
+                _download_with_retry(candidate, part, timeout, show_progress, label)
+            except Exception as e:
+                failures.append((candidate, _describe(e)))
+                continue
+            if expected is not None:
+                got = sha256sum(part)
+                if got != expected:
+                    checksum_failures += 1
+                    failures.append((candidate, f'SHA-256 mismatch: got {got}, expected {expected}'))
+                    continue
+            os.replace(part, target)
+            return None
+    finally:
+        _remove_quietly(part)
+    return failures, checksum_failures
+
+
 def _manual_help(name, target, urls, sha256, failures, stale):
+    """The ``DownloadError`` message: what was tried, and where to put the file by hand."""
     lines = [f'Could not download {name!r}.']
     if failures:
         lines.append('Tried:')
@@ -225,14 +274,11 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
         ChecksumError: every copy that arrived had the wrong digest.
         DownloadError: no URL worked (offline, 404, ...).  The message lists
             each URL with its error and where to put the file by hand.
+        ValueError: ``timeout`` (or ``$DEZERO_KR_TIMEOUT``) is not a positive
+            number, or ``file_name`` is not a plain file name (it has a folder).
     """
-    if timeout is None:
-        timeout = _timeout_from_env()
-    elif isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not 0 < timeout < float('inf'):
-        raise ValueError(f'get_file: timeout must be a positive number of seconds, got {timeout!r}')
-    name = file_name if file_name is not None else _file_name_from_url(url)
-    if not name or os.path.basename(name) != name or name in ('.', '..'):
-        raise ValueError(f'file_name must be a plain file name, not {name!r}')
+    timeout = _checked_timeout(timeout)
+    name = _checked_file_name(url, file_name)
     expected = sha256.lower() if sha256 else None
     target = os.path.join(cache_dir(), name)
 
@@ -245,30 +291,10 @@ def get_file(url, file_name=None, sha256=None, mirrors=(), progress=True, timeou
         stale = True
 
     urls = [url, *mirrors]
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    remove_stale_temp_files(os.path.dirname(target))  # .part files of killed downloads
-    part = _temp_name(target)
-    failures = []
-    checksum_failures = 0
-    try:
-        for candidate in urls:
-            open(part, 'wb').close()  # each mirror starts from byte 0
-            try:
-                _download_with_retry(candidate, part, timeout, progress, name)
-            except Exception as e:
-                failures.append((candidate, _describe(e)))
-                continue
-            if expected is not None:
-                got = sha256sum(part)
-                if got != expected:
-                    checksum_failures += 1
-                    failures.append((candidate, f'SHA-256 mismatch: got {got}, expected {expected}'))
-                    continue
-            os.replace(part, target)
-            return target
-    finally:
-        _remove_quietly(part)
-
+    failed = _download_first(urls, target, expected, timeout, progress, name)
+    if failed is None:
+        return target
+    failures, checksum_failures = failed
     message = _manual_help(name, target, urls, expected, failures, stale)
     if checksum_failures == len(urls):
         raise ChecksumError(message)

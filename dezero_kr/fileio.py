@@ -46,6 +46,7 @@ def temp_name(path):
 
 
 def remove_quietly(path):
+    """``os.remove(path)``, doing nothing when the file is already gone (other errors raise)."""
     with contextlib.suppress(FileNotFoundError):
         os.remove(path)
 
@@ -179,45 +180,57 @@ def check_array_for(value, dtype, shape, what, key, source='the file'):
     """
     dtype = np.dtype(dtype)
     value = np.asarray(value)
-
-    def fail(why):
+    why = _shape_or_kind_problem(value, dtype, shape)
+    if why is None:
+        if value.dtype == dtype:
+            return value.copy()
+        with np.errstate(over='ignore', invalid='ignore'):
+            out = value.astype(dtype)
+            why = _overflow(value, out, dtype) if dtype.kind in 'fc' else _not_integral(value, dtype)
+    if why is not None:
         target = f'{dtype}' if shape is None else f'shape {tuple(shape)} and dtype {dtype}'
         raise ValueError(f'{what}: {key!r} has shape {value.shape} and dtype {value.dtype} in {source} '
                          f'but the parameter has {target}: {why}')
+    return out
 
-    if shape is not None and value.shape != tuple(shape):
-        fail('the shapes differ')
+
+def _shape_or_kind_problem(value, dtype, shape):
+    """Why ``value`` cannot go into ``shape``/``dtype`` whatever its values, or None."""
     src = value.dtype
+    if shape is not None and value.shape != tuple(shape):
+        return 'the shapes differ'
     if src.kind not in 'biufc':
-        fail(f'dtype kind {src.kind!r} ({src}) is not a number')
+        return f'dtype kind {src.kind!r} ({src}) is not a number'
     if dtype.kind not in 'biufc':
-        fail(f'cannot load into a non-numeric dtype {dtype}')
+        return f'cannot load into a non-numeric dtype {dtype}'
     if src.kind == 'c' and dtype.kind != 'c':
-        fail('complex values into a real dtype would drop the imaginary part')
-    if src == dtype:
-        return value.copy()
-    with np.errstate(over='ignore', invalid='ignore'):
-        if dtype.kind in 'fc':
-            out = value.astype(dtype)
-            # inf only where the stored value was finite: an overflow
-            finite_in = np.isfinite(value)
-            if np.any(finite_in & ~np.isfinite(out)):
-                fail(f'some values overflow {dtype} (largest magnitude {np.max(np.abs(value[finite_in]))!r})')
-            return out
-        # integer or bool target
-        if src.kind in 'fc':
-            if not np.all(np.isfinite(value)) or np.any(value != np.round(value)):
-                fail('values that are not whole numbers')
-        if value.size:
-            if dtype.kind == 'b':
-                if np.any((value != 0) & (value != 1)):
-                    fail('values other than 0 and 1 into bool')
-            else:
-                info = np.iinfo(dtype)
-                lo, hi = value.min(), value.max()
-                # Compare as Python numbers: no wrap-around in a narrow dtype.
-                if (int(lo) if src.kind in 'biu' else float(lo)) < info.min or \
-                        (int(hi) if src.kind in 'biu' else float(hi)) > info.max:
-                    fail(f'values from {lo} to {hi} are out of the range of {dtype} '
-                         f'[{info.min}, {info.max}]')
-        return value.astype(dtype)
+        return 'complex values into a real dtype would drop the imaginary part'
+    return None
+
+
+def _overflow(value, out, dtype):
+    """Why the float/complex ``out`` lost ``value``: inf where the stored value was finite, or None."""
+    finite_in = np.isfinite(value)
+    if np.any(finite_in & ~np.isfinite(out)):
+        return f'some values overflow {dtype} (largest magnitude {np.max(np.abs(value[finite_in]))!r})'
+    return None
+
+
+def _not_integral(value, dtype):
+    """Why ``value`` does not fit the integer or bool ``dtype`` exactly, or None."""
+    src = value.dtype
+    if src.kind in 'fc' and (not np.all(np.isfinite(value)) or np.any(value != np.round(value))):
+        return 'values that are not whole numbers'
+    if not value.size:
+        return None
+    if dtype.kind == 'b':
+        if np.any((value != 0) & (value != 1)):
+            return 'values other than 0 and 1 into bool'
+        return None
+    info = np.iinfo(dtype)
+    lo, hi = value.min(), value.max()
+    # Compare as Python numbers: no wrap-around in a narrow dtype.
+    as_number = int if src.kind in 'biu' else float
+    if as_number(lo) < info.min or as_number(hi) > info.max:
+        return f'values from {lo} to {hi} are out of the range of {dtype} [{info.min}, {info.max}]'
+    return None

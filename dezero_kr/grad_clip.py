@@ -255,6 +255,7 @@ class ClipGradNorm:
     """
 
     def __init__(self, max_norm, norm_type=2.0):
+        """``ValueError`` for ``max_norm < 0`` or a ``norm_type`` that is not a positive number or 'inf'."""
         _check_nonnegative(max_norm, 'max_norm', 'ClipGradNorm')
         _norm_order(norm_type, 'ClipGradNorm')
         self.max_norm = max_norm
@@ -262,6 +263,7 @@ class ClipGradNorm:
         self.last_norm = None
 
     def __call__(self, params):
+        """Clip the gradients of ``params`` in place and store the norm before clipping."""
         self.last_norm = clip_grad_norm(params, self.max_norm, self.norm_type)
 
 
@@ -272,11 +274,13 @@ class ClipGradValue:
     """
 
     def __init__(self, clip_value):
+        """``ValueError`` for ``clip_value < 0``."""
         _check_nonnegative(clip_value, 'clip_value', 'ClipGradValue')
         self.clip_value = clip_value
         self.last_norm = None
 
     def __call__(self, params):
+        """Clip the gradients of ``params`` in place and store their global L2 norm before clipping."""
         params = list(params)
         self.last_norm = _global_l2(params, 'ClipGradValue')
         clip_grad_value(params, self.clip_value)
@@ -289,6 +293,7 @@ class AdaptiveClipGrad:
     """
 
     def __init__(self, clipping=0.01, eps=1e-3):
+        """``ValueError`` unless ``clipping > 0``."""
         if not clipping > 0:
             raise ValueError(f'AdaptiveClipGrad: clipping must be > 0, got {clipping!r}')
         self.clipping = clipping
@@ -296,6 +301,7 @@ class AdaptiveClipGrad:
         self.last_norm = None
 
     def __call__(self, params):
+        """Clip the gradients of ``params`` in place and store their global L2 norm before clipping."""
         params = list(params)
         self.last_norm = _global_l2(params, 'AdaptiveClipGrad')
         adaptive_clip_grad(params, self.clipping, self.eps)

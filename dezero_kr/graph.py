@@ -247,6 +247,23 @@ def _find_runs(walk, roots, labels, writer, follow_grads, min_run):
     that nothing else makes worth showing (no name, not an output, not a
     parameter, no followed grad, no NaN/inf mark).
     """
+    nxt = _run_links(walk, roots, labels, writer, follow_grads)
+    has_prev = set(nxt.values())
+    runs = {}
+    for f in walk.funcs:
+        if f in nxt and f not in has_prev:  # the first function of a chain
+            run = [f]
+            while run[-1] in nxt:
+                run.append(nxt[run[-1]])
+            if len(run) >= min_run:
+                entry = (run, _external_inputs(run))
+                for r in run:
+                    runs[r] = entry
+    return runs
+
+
+def _run_links(walk, roots, labels, writer, follow_grads):
+    """``{f: g}`` for each link of a run: f's one output is read by g alone, of f's class."""
     keep = set(roots)
     keep.update(g for _, g in walk.grad_links)
     nxt = {}
@@ -263,26 +280,18 @@ def _find_runs(walk, roots, labels, writer, follow_grads, min_run):
             continue
         nxt[f] = g
         prevs[g].append(f)
-    nxt = {f: g for f, g in nxt.items() if len(prevs[g]) == 1}  # keep chains linear
-    has_prev = set(nxt.values())
-    runs = {}
-    for f in walk.funcs:
-        if f in nxt and f not in has_prev:  # the first function of a chain
-            run = [f]
-            while run[-1] in nxt:
-                run.append(nxt[run[-1]])
-            if len(run) < min_run:
-                continue
-            inner = {r.outputs[0]() for r in run[:-1]}
-            external = {}
-            for r in run:
-                for x in r.inputs:
-                    if x not in inner:
-                        external[x] = None
-            entry = (run, list(external))
-            for r in run:
-                runs[r] = entry
-    return runs
+    return {f: g for f, g in nxt.items() if len(prevs[g]) == 1}  # keep chains linear
+
+
+def _external_inputs(run):
+    """The inputs of ``run``'s functions that no member of the run produced, in first-use order."""
+    inner = {r.outputs[0]() for r in run[:-1]}
+    external = {}
+    for r in run:
+        for x in r.inputs:
+            if x not in inner:
+                external[x] = None
+    return list(external)
 
 
 class _DotWriter:
@@ -300,46 +309,54 @@ class _DotWriter:
         self._shape_dtype = {}
 
     def write(self, walk, roots, runs):
-        ids = self.ids = {}
-        lines = ['digraph g {']
-        out = lines.append
-
-        def node(v):
-            n = ids.get(v)
-            if n is None:
-                n = ids[v] = len(ids) + 1
-                out(f'{n} [{self.var_attrs(v)}]')
-            return n
-
+        """The DOT text: the roots, then each walked function with its inputs and outputs,
+        the ``...`` nodes where ``max_depth`` cut, and the dashed grad links."""
+        self.ids = {}
+        self._lines = ['digraph g {']
         for v in roots:
-            node(v)
+            self._node(v)
         for f in walk.funcs:
-            run = runs.get(f)
-            if run is None:
-                inputs, label = f.inputs, self.func_label(f)
-            elif f is run[0][-1]:  # the run's member nearest the output stands for it
-                inputs, label = run[1], f'{type(f).__name__} x{len(run[0])}'
-            else:
-                continue
-            n = ids[f] = len(ids) + 1
-            out(f'{n} [label="{_escape(label)}", {self.func_style(f)}]')
-            for x in inputs:
-                node(x)
-            for x in inputs:
-                out(f'{ids[x]} -> {n}')
-            for y in _live_outputs(f):
-                out(f'{n} -> {node(y)}')
+            self._write_function(f, runs.get(f))
         for v in walk.cut:
             if v.creator not in walk.func_set:
-                n = len(ids) + 1
-                ids[('cut', v)] = n
-                out(f'{n} [{_CUT_STYLE}]')
-                out(f'{n} -> {node(v)}{_CUT_EDGE}')
+                self._write_cut(v)
         for v, g in walk.grad_links:
-            out(f'{ids[v]} -> {node(g)}{_GRAD_EDGE}')
-        out('}')
-        lines.append('')
-        return '\n'.join(lines)
+            self._lines.append(f'{self.ids[v]} -> {self._node(g)}{_GRAD_EDGE}')
+        self._lines += ['}', '']
+        return '\n'.join(self._lines)
+
+    def _node(self, v):
+        """The id of Variable ``v``, writing its node the first time it is seen."""
+        n = self.ids.get(v)
+        if n is None:
+            n = self.ids[v] = len(self.ids) + 1
+            self._lines.append(f'{n} [{self.var_attrs(v)}]')
+        return n
+
+    def _write_function(self, f, run):
+        """Function ``f``'s box and edges; a collapsed ``run`` is drawn once, at its last member."""
+        if run is None:
+            inputs, label = f.inputs, self.func_label(f)
+        elif f is run[0][-1]:  # the run's member nearest the output stands for it
+            inputs, label = run[1], f'{type(f).__name__} x{len(run[0])}'
+        else:
+            return
+        ids, out = self.ids, self._lines.append
+        n = ids[f] = len(ids) + 1
+        out(f'{n} [label="{_escape(label)}", {self.func_style(f)}]')
+        for x in inputs:
+            self._node(x)
+        for x in inputs:
+            out(f'{ids[x]} -> {n}')
+        for y in _live_outputs(f):
+            out(f'{n} -> {self._node(y)}')
+
+    def _write_cut(self, v):
+        """A ``...`` node standing for the creator of ``v`` that ``max_depth`` left out."""
+        n = len(self.ids) + 1
+        self.ids[('cut', v)] = n
+        self._lines.append(f'{n} [{_CUT_STYLE}]')
+        self._lines.append(f'{n} -> {self._node(v)}{_CUT_EDGE}')
 
     # --- Variable nodes ------------------------------------------------------
     def var_attrs(self, v):
@@ -542,6 +559,7 @@ class RenderedGraph(str):
 
     @property
     def format(self):
+        """The file's extension in lower case without the dot (``'png'``); shadows ``str.format``."""
         return os.path.splitext(self)[1][1:].lower()
 
     def _read(self, formats, mode='rb'):
@@ -573,6 +591,25 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png', *, renderer=None, 
     before the renderer is stopped.  Other keywords go to ``get_dot_graph``.
     """
     text = get_dot_graph(output, verbose, **options)
+    path, stem, fmt = _target(to_file)
+    if fmt in _TEXT_FORMATS:
+        _write_text(path, text)
+        return RenderedGraph(path)
+
+    dot_path = stem + '.dot'
+    _write_text(dot_path, text)
+    kept = f'The DOT text was written to {dot_path}.'
+    exe = _renderer_for(renderer, fmt, path, text, kept)
+    image = _run_renderer(exe, fmt, dot_path, path, timeout, kept)
+    with atomic_write(path, 'wb') as f:
+        f.write(image)
+    if not keep_dot:
+        os.remove(dot_path)
+    return RenderedGraph(path)
+
+
+def _target(to_file):
+    """``(absolute path, path without extension, format)`` of ``to_file``; its folder must exist."""
     path = os.path.abspath(os.fspath(to_file))
     folder = os.path.dirname(path)
     if not os.path.isdir(folder):
@@ -582,13 +619,11 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png', *, renderer=None, 
     if not fmt:
         raise ValueError(f'plot_dot_graph: to_file {os.fspath(to_file)!r} has no extension; '
                          f'use .png, .svg, .pdf or .dot')
-    if fmt in _TEXT_FORMATS:
-        _write_text(path, text)
-        return RenderedGraph(path)
+    return path, stem, fmt
 
-    dot_path = stem + '.dot'
-    _write_text(dot_path, text)
-    kept = f'The DOT text was written to {dot_path}.'
+
+def _renderer_for(renderer, fmt, path, text, kept):
+    """The renderer's executable, checked to be able to write ``fmt`` (errors name ``path``)."""
     try:
         exe = _resolve(renderer)
     except RendererNotFoundError as e:
@@ -607,13 +642,8 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png', *, renderer=None, 
             warnings.warn('plot_dot_graph: graphviz-pure has no fonts for non-ASCII text (Korean): '
                           f'those letters show as boxes in {path}. Use .svg, or install Graphviz '
                           'and a Korean font (`apt-get install graphviz fonts-nanum`).',
-                          stacklevel=2)
-    image = _run_renderer(exe, fmt, dot_path, path, timeout, kept)
-    with atomic_write(path, 'wb') as f:
-        f.write(image)
-    if not keep_dot:
-        os.remove(dot_path)
-    return RenderedGraph(path)
+                          stacklevel=3)  # the caller of plot_dot_graph
+    return exe
 
 
 def _resolve(renderer):

@@ -23,6 +23,7 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import pair
 from dezero_kr.core import Parameter
 from dezero_kr.fileio import check_array_for, existing_npz_path, read_npz, save_npz  # noqa: F401 (DeZero-era names)
+from dezero_kr.functions_conv import conv2d, deconv2d
 from dezero_kr.functions_math import linear, tanh
 from dezero_kr.functions_nn import batch_norm, embed_id, layer_norm, rms_norm, sigmoid
 
@@ -60,6 +61,11 @@ class Layer:
         super().__delattr__(name)
 
     def __call__(self, *inputs):
+        """``forward(*inputs)``, returned as it is (a Variable or a tuple/list of them).
+
+        Weak references to the inputs and outputs are kept in ``inputs`` /
+        ``outputs`` as in DeZero (they keep nothing alive).
+        """
         outputs = self.forward(*inputs)
         outs = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
         # DeZero keeps weak references to the last call's inputs and outputs
@@ -74,6 +80,7 @@ class Layer:
         return outputs
 
     def forward(self, *inputs):
+        """The layer's computation; subclasses define it (the base raises ``NotImplementedError``)."""
         raise NotImplementedError(f'{type(self).__name__}.forward is not implemented')
 
     # --- walking the parameter tree ----------------------------------------------
@@ -118,15 +125,21 @@ class Layer:
             params_dict[f'{parent_key}/{path}' if parent_key else path] = param
 
     def cleargrads(self):
+        """Set every parameter's ``grad`` to None (call before each ``backward``)."""
         for param in self.params():
             param.cleargrad()
 
     def to_cpu(self):
+        """Move every parameter's data to NumPy arrays (its grad is left as it is); returns self."""
         for param in self.params():
             param.to_cpu()
         return self
 
     def to_gpu(self):
+        """Move every parameter's data to CuPy arrays (its grad is left as it is); returns self.
+
+        Raises ``RuntimeError`` (from ``cuda.require_gpu``) when CuPy or a GPU is missing.
+        """
         cuda.require_gpu(f'{type(self).__name__}.to_gpu')
         for param in self.params():
             param.to_gpu()
@@ -218,6 +231,10 @@ class Linear(Layer):
     """y = x @ W + b; x (N, I) -> (N, O).  W (I, O) ~ randn * sqrt(1/I), b zeros.
 
     Inputs with more axes (..., I) are mapped over the leading axes.
+    ``out_size`` (and ``in_size`` if given) must be positive ints
+    (``TypeError`` / ``ValueError`` naming the argument); ``in_size=None``
+    creates W on the first call from ``x.shape[-1]``.  ``nobias=True``: no b.
+    W and b have ``dtype`` (float32 by default).
     """
 
     def __init__(self, out_size, nobias=False, dtype=np.float32, in_size=None):
@@ -237,20 +254,21 @@ class Linear(Layer):
         self.W.data = _init_weight((self.in_size, self.out_size), self.in_size, self.dtype, xp)
 
     def forward(self, x):
+        """``x @ W + b``: (..., I) -> (..., O); a wrong last axis raises ``ValueError`` (from ``linear``)."""
         if self.W.data is None:
             self.in_size = x.shape[-1]
             self._init_W(cuda.get_array_module(x))
         return linear(x, self.W, self.b)  # (..., I) -> (..., O)
 
 
-def _conv_functions():
-    # functions_conv is another module of the package; imported on first use.
-    from dezero_kr import functions_conv
-    return functions_conv
-
-
 class Conv2d(Layer):
-    """2-D convolution; x (N, C, H, W) -> (N, OC, OH, OW).  W (OC, C, KH, KW) ~ randn * sqrt(1/(C KH KW))."""
+    """2-D convolution; x (N, C, H, W) -> (N, OC, OH, OW).  W (OC, C, KH, KW) ~ randn * sqrt(1/(C KH KW)).
+
+    OH = (H + 2 PH - KH) // SH + 1 (likewise OW); ``kernel_size``, ``stride``
+    and ``pad`` are ints or pairs.  b (OC,) zeros unless ``nobias``.
+    ``in_channels=None`` creates W on the first call from ``x.shape[1]``.
+    Parameters have ``dtype`` (float32 by default).
+    """
 
     def __init__(self, out_channels, kernel_size, stride=1, pad=0, nobias=False, dtype=np.float32,
                  in_channels=None):
@@ -277,9 +295,10 @@ class Conv2d(Layer):
         self.W.data = _init_weight(self._w_shape(), self.in_channels * kh * kw, self.dtype, xp)
 
     def _op(self):
-        return _conv_functions().conv2d
+        return conv2d
 
     def forward(self, x):
+        """The convolution of x (N, C, H, W) with W, plus b; a channel mismatch raises ``ValueError``."""
         if self.W.data is None:
             self.in_channels = x.shape[1]
             self._init_W(cuda.get_array_module(x))
@@ -287,13 +306,18 @@ class Conv2d(Layer):
 
 
 class Deconv2d(Conv2d):
-    """Transposed 2-D convolution; W has shape (C, OC, KH, KW) (in channels first)."""
+    """Transposed 2-D convolution (the gradient of ``Conv2d`` with respect to its input).
+
+    x (N, C, H, W) -> (N, OC, OH, OW) with OH = SH (H - 1) + KH - 2 PH
+    (likewise OW).  W has shape (C, OC, KH, KW) (in channels first),
+    ~ randn * sqrt(1/(C KH KW)); the other arguments are ``Conv2d``'s.
+    """
 
     def _w_shape(self):
         return (self.in_channels, self.out_channels) + pair(self.kernel_size)
 
     def _op(self):
-        return _conv_functions().deconv2d
+        return deconv2d
 
 
 # =============================================================================
@@ -318,9 +342,11 @@ class RNN(Layer):
         self.h = None
 
     def reset_state(self):
+        """Forget the hidden state: the next call starts a new sequence."""
         self.h = None
 
     def forward(self, x):
+        """One time step: x (N, in_size) -> h (N, hidden_size), stored as the state for the next call."""
         if self.h is None:
             h_new = tanh(self.x2h(x))
         else:
@@ -333,7 +359,9 @@ class LSTM(Layer):
     """LSTM with DeZero's parameter layout (x2f x2i x2o x2u, h2f h2i h2o h2u).
 
     f, i, o = sigmoid(x2*(x) + h2*(h)), u = tanh(x2u(x) + h2u(h)),
-    c = f c_prev + i u, h = o tanh(c).
+    c = f c_prev + i u, h = o tanh(c).  All are ``Linear`` layers of
+    ``hidden_size`` outputs (the h2* without bias); on the first step (no
+    state) the h2* terms and ``f c_prev`` are left out.
     """
 
     def __init__(self, hidden_size, in_size=None):
@@ -350,10 +378,12 @@ class LSTM(Layer):
         self.reset_state()
 
     def reset_state(self):
+        """Forget the hidden state ``h`` and the cell ``c``: the next call starts a new sequence."""
         self.h = None
         self.c = None
 
     def forward(self, x):
+        """One time step: x (N, in_size) -> h (N, hidden_size); h and c are kept for the next call."""
         if self.h is None:
             f = sigmoid(self.x2f(x))
             i = sigmoid(self.x2i(x))
@@ -376,6 +406,7 @@ class LSTM(Layer):
 class EmbedID(Layer):
     """Lookup table: integer ids (any shape) -> ``ids.shape + (out_size,)``.  W (in_size, out_size) ~ randn.
 
+    y[..., :] = W[ids[...], :]; the gradient adds into the looked-up rows.
     DeZero's W was float64; here it has ``dtype`` (float32 by default, like Linear).
     """
 
@@ -384,6 +415,7 @@ class EmbedID(Layer):
         self.W = Parameter(np.random.randn(in_size, out_size).astype(dtype), name='W')
 
     def forward(self, x):
+        """``W[x]``; non-integer ids raise ``TypeError``, ids outside [0, in_size) ``ValueError``."""
         return embed_id(x, self.W)
 
 
@@ -397,7 +429,10 @@ class Embedding(EmbedID):
 class BatchNorm(Layer):
     """Batch normalisation over axis 1 of (N, C) or (N, C, H, W) inputs.
 
-    Parameters ``avg_mean``, ``avg_var`` (running statistics, updated in place
+    Training: y = gamma (x - mean) / sqrt(var + eps) + beta with the batch's
+    per-channel statistics, and avg <- decay avg + (1 - decay) batch_stat
+    (the variance unbiased, as in DeZero); under ``test_mode()`` the running
+    averages are used instead.  Parameters ``avg_mean``, ``avg_var`` (running statistics, updated in place
     while training, never by an optimizer: they get no gradient), ``gamma``,
     ``beta``; all sized on the first call and in the input's dtype.
     """
@@ -419,6 +454,8 @@ class BatchNorm(Layer):
                 param.data = xp.full(c, fill, dtype=dtype)
 
     def forward(self, x):
+        """Normalise x (N, C[, H, W]) per channel, same shape and dtype; a channel count that
+        differs from the first call's raises ``ValueError``."""
         if self.avg_mean.data is None:
             self._init_params(x)
         return batch_norm(x, self.gamma, self.beta, self.avg_mean.data, self.avg_var.data,
@@ -448,22 +485,32 @@ class _LastAxisNorm(Layer):
 
 
 class LayerNorm(_LastAxisNorm):
-    """Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta."""
+    """Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta.
+
+    gamma (D,) ones, beta (D,) zeros in ``dtype``; D = ``normalized_size``, or
+    the last axis of the first input when it is None.
+    """
 
     def __init__(self, normalized_size=None, eps=1e-5, dtype=np.float32):
         super().__init__(normalized_size, eps, dtype, ('gamma', 'beta'))
 
     def forward(self, x):
+        """Normalise x (..., D) over its last axis, same shape; another D raises ``ValueError``."""
         self._ensure_params(x)
         return layer_norm(x, self.gamma, self.beta, eps=self.eps)
 
 
 class RMSNorm(_LastAxisNorm):
-    """RMS normalisation over the last axis: x / sqrt(mean(x^2) + eps) * gamma."""
+    """RMS normalisation over the last axis: x / sqrt(mean(x^2) + eps) * gamma.
+
+    gamma (D,) ones in ``dtype``; D = ``normalized_size``, or the last axis of
+    the first input when it is None.  No beta, no mean subtraction.
+    """
 
     def __init__(self, normalized_size=None, eps=1e-5, dtype=np.float32):
         super().__init__(normalized_size, eps, dtype, ('gamma',))
 
     def forward(self, x):
+        """Normalise x (..., D) over its last axis, same shape; another D raises ``ValueError``."""
         self._ensure_params(x)
         return rms_norm(x, self.gamma, eps=self.eps)

@@ -2,7 +2,7 @@
 
 ``Sequential``, ``MLP``, ``VGG16``, ``ResNet`` (50/101/152) with its blocks
 ``BuildingBlock``, ``BottleneckA``, ``BottleneckB``, and ``GPT`` (defined in
-``dezero_kr.transformer``, re-exported at the end of this file).  DeZero's
+``dezero_kr.transformer``, re-exported here).  DeZero's
 ``SqueezeNet`` was an empty stub and is not provided.
 
 Pretrained weights (``pretrained=True``) are DeZero's ``.npz`` files,
@@ -16,22 +16,35 @@ import warnings
 
 import numpy as np
 
+from dezero_kr import download
 from dezero_kr.core import reshape
+from dezero_kr.functions_conv import pooling
 from dezero_kr.functions_math import mean
 from dezero_kr.functions_nn import dropout, relu, sigmoid
+from dezero_kr.graph import plot_dot_graph
 from dezero_kr.layers import BatchNorm, Conv2d, Layer, Linear
+from dezero_kr.transformer import GPT  # noqa: F401 (re-exported: DeZero users look for models here)
 
 
 class Model(Layer):
     """A Layer with ``plot``: draws the graph of ``self(*inputs)`` with parameter paths as labels."""
 
     def plot(self, *inputs, to_file='model.png'):
-        from dezero_kr.graph import plot_dot_graph
+        """Run ``self(*inputs)`` and draw its graph to ``to_file`` (see ``graph.plot_dot_graph``).
+
+        Parameters are labelled with their paths (``'l0/W'``); the return
+        value is ``plot_dot_graph``'s (an IPython image in a notebook, else None).
+        Rendering errors (no Graphviz ``dot``) are ``plot_dot_graph``'s.
+        """
         return plot_dot_graph(self(*inputs), verbose=True, to_file=to_file, param_names=self)
 
 
 class Sequential(Model):
-    """Apply ``layers`` in order; layers are registered as ``l0, l1, ...`` (plain functions are allowed)."""
+    """Apply ``layers`` in order: y = f_n(... f_1(f_0(x))).
+
+    Layers are registered as ``l0, l1, ...`` (plain functions such as
+    ``F.relu`` are allowed and own no parameters).
+    """
 
     def __init__(self, *layers):
         super().__init__()
@@ -41,13 +54,19 @@ class Sequential(Model):
             self.layers.append(layer)
 
     def forward(self, x):
+        """Each layer applied to the previous one's output; shapes are the layers'."""
         for layer in self.layers:
             x = layer(x)
         return x
 
 
 class MLP(Model):
-    """Fully connected network: ``Linear`` layers of ``fc_output_sizes``, ``activation`` between them."""
+    """Fully connected network: ``Linear`` layers of ``fc_output_sizes``, ``activation`` between them.
+
+    y = l_n(act(... act(l_0(x)))): x (N, I) -> (N, fc_output_sizes[-1]); no
+    activation after the last layer.  Input sizes are taken from the first
+    call (lazy Linear layers); ``activation`` defaults to ``F.sigmoid`` as in DeZero.
+    """
 
     def __init__(self, fc_output_sizes, activation=sigmoid):
         super().__init__()
@@ -59,28 +78,24 @@ class MLP(Model):
             self.layers.append(layer)
 
     def forward(self, x):
+        """x (N, I) -> (N, fc_output_sizes[-1])."""
         for layer in self.layers[:-1]:
             x = self.activation(layer(x))
         return self.layers[-1](x)
 
 
 def _load_pretrained(model, url, sha256):
-    from dezero_kr.download import get_file
+    """Download (once) and load ``model``'s weights; OSError says that pretrained=False avoids it."""
     what = type(model).__name__
     if sha256 is None:
         warnings.warn(f'{what}(pretrained=True): no SHA-256 is pinned for {url}, so the file is used '
                       f'unverified; set {what}.WEIGHTS_SHA256 = "<hex digest>" to check it', stacklevel=3)
     try:
-        path = get_file(url, sha256=sha256)
+        path = download.get_file(url, sha256=sha256)  # looked up on the module: tests replace it
     except OSError as e:
         raise type(e)(f'{what}(pretrained=True) needs its weights file; pretrained=False builds the '
                       f'network without it.\n{e}') from e
     model.load_weights(path)
-
-
-def _pooling(x, kernel_size, stride=1, pad=0):
-    from dezero_kr.functions_conv import pooling
-    return pooling(x, kernel_size, stride, pad)
 
 
 # =============================================================================
@@ -91,6 +106,9 @@ class VGG16(Model):
 
     Input (N, 3, H, W) with H, W multiples of 32 (224 for the pretrained
     weights, whose fc6 expects 7 x 7 x 512 features); output (N, 1000) scores.
+    ``pretrained=True`` loads DeZero's weights (see the module docstring: a
+    warning while no SHA-256 is pinned; ``OSError``/``download.DownloadError``
+    when the file cannot be had).
     """
     WEIGHTS_PATH = 'https://github.com/koki0702/dezero-models/releases/download/v0.1/vgg16.npz'
     WEIGHTS_SHA256 = None
@@ -108,10 +126,12 @@ class VGG16(Model):
             _load_pretrained(self, self.WEIGHTS_PATH, self.WEIGHTS_SHA256)
 
     def forward(self, x):
+        """x (N, 3, H, W) -> (N, 1000): ReLU after every layer but fc8, 2x2 max pooling after each
+        block, dropout (ratio 0.5, training only) after fc6 and fc7."""
         for b, (_, n) in enumerate(self._BLOCKS, start=1):
             for i in range(1, n + 1):
                 x = relu(getattr(self, f'conv{b}_{i}')(x))
-            x = _pooling(x, 2, 2)
+            x = pooling(x, 2, 2)
         x = reshape(x, (x.shape[0], -1))
         x = dropout(relu(self.fc6(x)))
         x = dropout(relu(self.fc7(x)))
@@ -151,6 +171,8 @@ class BottleneckA(Layer):
         self.bn4 = BatchNorm()
 
     def forward(self, x):
+        """relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x)))))))) + bn4(conv4(x))):
+        (N, in_channels, H, W) -> (N, out_channels, H / stride, W / stride)."""
         h1 = relu(self.bn1(self.conv1(x)))
         h1 = relu(self.bn2(self.conv2(h1)))
         h1 = self.bn3(self.conv3(h1))
@@ -171,6 +193,7 @@ class BottleneckB(Layer):
         self.bn3 = BatchNorm()
 
     def forward(self, x):
+        """relu(bn3(conv3(relu(bn2(conv2(relu(bn1(conv1(x)))))))) + x), same shape as x."""
         h = relu(self.bn1(self.conv1(x)))
         h = relu(self.bn2(self.conv2(h)))
         h = self.bn3(self.conv3(h))
@@ -191,6 +214,7 @@ class BuildingBlock(Layer):
             self._forward.append(f'b{i}')
 
     def forward(self, x):
+        """``a`` then ``b1``, ``b2``, ...: (N, in_channels, H, W) -> (N, out_channels, H / stride, W / stride)."""
         for name in self._forward:
             x = getattr(self, name)(x)
         return x
@@ -205,6 +229,8 @@ class ResNet(Model):
     """ResNet-50/101/152 (He et al.): 7x7 convolution, max pooling, four bottleneck stages, 1000-way fc.
 
     Input (N, 3, H, W) (224 x 224 for the pretrained weights); output (N, 1000).
+    ``n_layers`` other than 50, 101, 152 raises ``ValueError``; ``pretrained``
+    as in ``VGG16``.
     """
     WEIGHTS_PATH = 'https://github.com/koki0702/dezero-models/releases/download/v0.1/resnet{}.npz'
     WEIGHTS_SHA256 = {50: None, 101: None, 152: None}
@@ -226,8 +252,9 @@ class ResNet(Model):
             _load_pretrained(self, self.WEIGHTS_PATH.format(n_layers), self.WEIGHTS_SHA256.get(n_layers))
 
     def forward(self, x):
+        """x (N, 3, H, W) -> (N, 1000): stem, four stages, global average pooling, fc6."""
         x = relu(self.bn1(self.conv1(x)))
-        x = _pooling(x, kernel_size=3, stride=2)
+        x = pooling(x, kernel_size=3, stride=2)
         x = self.res2(x)
         x = self.res3(x)
         x = self.res4(x)
@@ -237,18 +264,22 @@ class ResNet(Model):
 
 
 class ResNet152(ResNet):
+    """``ResNet(152, pretrained)``: stages of 3, 8, 36, 3 bottleneck blocks."""
+
     def __init__(self, pretrained=False):
         super().__init__(152, pretrained)
 
 
 class ResNet101(ResNet):
+    """``ResNet(101, pretrained)``: stages of 3, 4, 23, 3 bottleneck blocks."""
+
     def __init__(self, pretrained=False):
         super().__init__(101, pretrained)
 
 
 class ResNet50(ResNet):
+    """``ResNet(50, pretrained)``: stages of 3, 4, 6, 3 bottleneck blocks."""
+
     def __init__(self, pretrained=False):
         super().__init__(50, pretrained)
 
-
-from dezero_kr.transformer import GPT  # noqa: E402,F401

@@ -27,6 +27,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Parameter, Variable
 from dezero_kr.fileio import check_array_for, read_npz, save_npz
+from dezero_kr.grad_clip import AdaptiveClipGrad, ClipGradNorm, ClipGradValue, clip_grad_norm  # noqa: F401 (re-exported hooks)
 
 
 # =============================================================================
@@ -61,6 +62,11 @@ class Optimizer:
         return self
 
     def update(self):
+        """One optimisation step: count it (``t += 1``), run the hooks on the parameters that
+        have a gradient, then ``update_one`` each parameter whose gradient is still set.
+
+        Raises ``RuntimeError`` if ``setup`` was not called.
+        """
         if self.target is None:
             raise RuntimeError(f'{type(self).__name__}.update: call setup(model) first')
         self.t += 1
@@ -72,6 +78,10 @@ class Optimizer:
                 self.update_one(param)
 
     def update_one(self, param):
+        """Update ``param.data`` in place from ``param.grad.data`` (same shape and dtype).
+
+        The subclass's rule; the base class raises ``NotImplementedError``.
+        """
         raise NotImplementedError(f'{type(self).__name__}.update_one is not implemented')
 
     def add_hook(self, f):
@@ -124,9 +134,21 @@ class Optimizer:
         what = f'{type(self).__name__}.load_state_dict'
         if self.target is None:
             raise RuntimeError(f'{what}: call setup(model) first')
+        new_state = self._checked_state(d['state'], what)
+        hyper = self._checked_hyperparams(d.get('hyperparams', {}), what)
+        t = _real_scalar(d['t'], what, 't')
+        if t != int(t) or t < 0:
+            raise ValueError(f'{what}: t must be a whole number >= 0, got {d["t"]!r}')
+        self.t = int(t)
+        for name, value in hyper.items():
+            setattr(self, name, value)
+        self._state = new_state
+
+    def _checked_state(self, state, what):
+        """``{Parameter: {slot: array}}`` from ``{param path: {slot: array}}``, every entry checked."""
         params = self._params_by_key()
         new_state = {}
-        for key, slots in d['state'].items():
+        for key, slots in state.items():
             param = params.get(key)
             if param is None:
                 raise ValueError(f'{what}: the state has parameter {key!r}, which the target does not '
@@ -141,19 +163,17 @@ class Optimizer:
                                      f'({type(self).__name__} keeps {list(self.slots)})')
                 a = check_array_for(a, param.data.dtype, param.data.shape, what, f'{key}/{name}', 'the state')
                 new_state[param][name] = xp.asarray(a)
+        return new_state
+
+    def _checked_hyperparams(self, hyperparams, what):
+        """``{name: float}`` from the saved hyper-parameters; unknown names or non-real values raise."""
         hyper = {}
-        for name, value in d.get('hyperparams', {}).items():
+        for name, value in hyperparams.items():
             if name not in self.hyperparams:
                 raise ValueError(f'{what}: unknown hyperparameter {name!r} for {type(self).__name__} '
                                  f'(it has {list(self.hyperparams)})')
             hyper[name] = _real_scalar(value, what, f'hyperparams/{name}')
-        t = _real_scalar(d['t'], what, 't')
-        if t != int(t) or t < 0:
-            raise ValueError(f'{what}: t must be a whole number >= 0, got {d["t"]!r}')
-        self.t = int(t)
-        for name, value in hyper.items():
-            setattr(self, name, value)
-        self._state = new_state
+        return hyper
 
     def save(self, path):
         """Write ``state_dict()`` to an ``.npz`` file atomically (plain arrays: no pickle)."""
@@ -226,6 +246,7 @@ class WeightDecay:
         self.rate = rate
 
     def __call__(self, params):
+        """Replace each gradient of ``params`` by ``grad + rate * param`` (same dtype as the arrays)."""
         # New arrays, computed before any is stored: the old gradient arrays may
         # be shared between parameters or read-only broadcast views.
         _replace_grads([(p, p.grad.data + self.rate * p.data) for p in params])
@@ -238,7 +259,7 @@ class ClipGrad:
         self.max_norm = max_norm
 
     def __call__(self, params):
-        from dezero_kr.grad_clip import clip_grad_norm
+        """Scale the gradients of ``params`` in place (see ``grad_clip.clip_grad_norm``, eps=1e-6)."""
         clip_grad_norm(params, self.max_norm, eps=1e-6)
 
 
@@ -254,6 +275,7 @@ class FreezeParam:
                 self.freeze_params.extend(layer.params())
 
     def __call__(self, params):
+        """Set the frozen parameters' ``grad`` to None, so ``update`` skips them."""
         for p in self.freeze_params:
             p.grad = None
 
@@ -265,6 +287,7 @@ class WarmupCosine:
     then ``min_lr + (base_lr - min_lr) (1 + cos(pi p)) / 2`` with
     ``p = (t - warmup_steps) / (total_steps - warmup_steps)``, and ``min_lr``
     after ``total_steps``.  Sets the optimizer's ``lr`` (``alpha`` for Adam/AdamW).
+    ``ValueError`` unless ``0 <= warmup_steps <= total_steps``.
     """
 
     def __init__(self, base_lr, warmup_steps, total_steps, min_lr=0.0):
@@ -278,11 +301,16 @@ class WarmupCosine:
         self.optimizer = None
 
     def attach(self, optimizer):
+        """Remember the optimizer to schedule (``add_hook`` calls this).
+
+        Raises ``ValueError`` when it has no learning rate (``lr_name`` None: ``AdaDelta``).
+        """
         if optimizer.lr_name is None:
             raise ValueError(f'WarmupCosine: {type(optimizer).__name__} has no learning rate to schedule')
         self.optimizer = optimizer
 
     def lr_at(self, t):
+        """The learning rate (a float) for update ``t`` (1-based), by the formula above."""
         if self.warmup_steps and t <= self.warmup_steps:
             return self.base_lr * t / self.warmup_steps
         if t >= self.total_steps:
@@ -291,24 +319,23 @@ class WarmupCosine:
         return self.min_lr + 0.5 * (self.base_lr - self.min_lr) * (1 + math.cos(math.pi * p))
 
     def __call__(self, params):
+        """Set the optimizer's learning rate to ``lr_at(optimizer.t)``.
+
+        Raises ``RuntimeError`` when the hook was not registered with ``add_hook``.
+        """
         if self.optimizer is None:
             raise RuntimeError('WarmupCosine: register it with optimizer.add_hook(schedule)')
         setattr(self.optimizer, self.optimizer.lr_name, self.lr_at(self.optimizer.t))
-
-
-def __getattr__(name):
-    # The gradient-clipping hooks live in grad_clip; re-exported here on first use.
-    if name in ('ClipGradNorm', 'ClipGradValue', 'AdaptiveClipGrad'):
-        from dezero_kr import grad_clip
-        return getattr(grad_clip, name)
-    raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 # =============================================================================
 # Optimizers
 # =============================================================================
 class SGD(Optimizer):
-    """param <- param - lr * grad."""
+    """Plain gradient descent: param <- param - lr * grad (in place, in the parameter's dtype).
+
+    ``lr`` (default 0.01) is the step size; no state.
+    """
     hyperparams = ('lr',)
 
     def __init__(self, lr=0.01):
@@ -320,7 +347,11 @@ class SGD(Optimizer):
 
 
 class MomentumSGD(Optimizer):
-    """v <- momentum v - lr grad;  param <- param + v."""
+    """Momentum: v <- momentum v - lr grad;  param <- param + v.
+
+    Defaults ``lr=0.01``, ``momentum=0.9``; state ``v`` (zeros like the
+    parameter on its first update).
+    """
     hyperparams = ('lr', 'momentum')
     slots = ('v',)
 
@@ -337,7 +368,10 @@ class MomentumSGD(Optimizer):
 
 
 class AdaGrad(Optimizer):
-    """h <- h + grad^2;  param <- param - lr grad / (sqrt(h) + eps)."""
+    """AdaGrad: h <- h + grad^2;  param <- param - lr grad / (sqrt(h) + eps).
+
+    Defaults ``lr=0.001``, ``eps=1e-8``; state ``h`` (zeros like the parameter).
+    """
     hyperparams = ('lr', 'eps')
     slots = ('h',)
 
@@ -358,8 +392,12 @@ class AdaGrad(Optimizer):
 
 
 class AdaDelta(Optimizer):
-    """msg <- rho msg + (1-rho) g^2;  dx = sqrt((msdx+eps)/(msg+eps)) g;
-    msdx <- rho msdx + (1-rho) dx^2;  param <- param - dx."""
+    """AdaDelta (Zeiler): msg <- rho msg + (1-rho) g^2;  dx = sqrt((msdx+eps)/(msg+eps)) g;
+    msdx <- rho msdx + (1-rho) dx^2;  param <- param - dx.
+
+    Defaults ``rho=0.95``, ``eps=1e-6``; state ``msg``, ``msdx``.  There is
+    no learning rate (``lr_name`` is None), so a schedule cannot attach.
+    """
     lr_name = None
     hyperparams = ('rho', 'eps')
     slots = ('msg', 'msdx')
@@ -383,7 +421,10 @@ class AdaDelta(Optimizer):
 
 class RMSprop(AdaGrad):
     """AdaGrad with a leaky average: v <- alpha v + (1-alpha) g^2;
-    param <- param - lr g / (sqrt(v) + eps)."""
+    param <- param - lr g / (sqrt(v) + eps).
+
+    Defaults ``lr=0.01``, ``alpha=0.99``, ``eps=1e-8`` (PyTorch's); state ``v``.
+    """
     hyperparams = ('lr', 'alpha', 'eps')
     slots = ('v',)
 
@@ -399,7 +440,10 @@ class RMSprop(AdaGrad):
 class Adam(Optimizer):
     """Adam (Kingma & Ba): m <- m + (1-b1)(g-m), v <- v + (1-b2)(g^2-v), param -= lr m / (sqrt(v) + eps).
 
-    ``lr`` is the bias-corrected step size ``alpha sqrt(1 - b2^t) / (1 - b1^t)`` at step ``t``.
+    ``lr`` is the bias-corrected step size ``alpha sqrt(1 - b2^t) / (1 - b1^t)`` at step ``t``,
+    so ``eps`` is added outside the bias correction, as in DeZero (``AdamW``
+    adds it inside, as PyTorch does).  Defaults ``alpha=0.001``,
+    ``beta1=0.9``, ``beta2=0.999``, ``eps=1e-8``; state ``m``, ``v``.
     """
     lr_name = 'alpha'
     hyperparams = ('alpha', 'beta1', 'beta2', 'eps')
@@ -414,6 +458,7 @@ class Adam(Optimizer):
 
     @property
     def lr(self):
+        """``alpha sqrt(1 - beta2^t) / (1 - beta1^t)`` (a float); before the first update, for t = 1."""
         t = max(self.t, 1)  # before the first update: the value the first step will use
         return self.alpha * math.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
 

@@ -19,8 +19,8 @@ import os
 
 import numpy as np
 
-from . import cuda
-from .fileio import atomic_write
+from dezero_kr import cuda
+from dezero_kr.fileio import atomic_write
 
 __all__ = ['plot_curves', 'plot_decision_boundary', 'plot_digits_grid', 'plot_image_grid']
 
@@ -28,6 +28,8 @@ _MARKERS = ('o', 'x', '^', 's', 'v', 'D', '*', '+', 'P', 'h')
 
 
 def _new_figure(figsize, dpi, show):
+    """A matplotlib Figure (pyplot's when ``show``, else a bare Agg one); ``ImportError`` without matplotlib."""
+    # matplotlib is an optional extra [plot], imported here only: `import dezero_kr` stays light.
     try:
         import matplotlib  # noqa: F401  (checks the install first)
     except ImportError as e:
@@ -44,8 +46,9 @@ def _new_figure(figsize, dpi, show):
 
 
 def _finish(figure, to_file, dpi):
+    """Show ``figure`` (``to_file`` None) or save it atomically; returns the figure or the file's path."""
     if to_file is None:
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # optional extra [plot], as in _new_figure
         plt.show()
         return figure
     to_file = os.fspath(to_file)

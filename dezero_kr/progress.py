@@ -32,8 +32,9 @@ def _disabled_by_env():
 
 
 def _tqdm_class():
+    """tqdm's bar class, or None when tqdm is not installed."""
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # optional extra [progress]: imported only when a bar is made
     except ImportError:
         return None
     return tqdm
@@ -174,6 +175,7 @@ class TextProgress:
             self._last_draw = now
 
     def set_description(self, desc=None):
+        """Replace the text before the bar (None: no text); shown at the next redraw."""
         self.desc = desc
 
     def set_postfix(self, ordered_dict=None, refresh=True, **values):
@@ -190,9 +192,11 @@ class TextProgress:
         self.postfix = ', '.join(parts)
 
     def set_postfix_str(self, text=''):
+        """Show ``text`` as it is after the bar (``str(text)``)."""
         self.postfix = str(text)
 
     def close(self):
+        """Finish the bar once: draw its final line (``leave=True``) or erase it; later calls do nothing."""
         if self._closed:
             return
         self._closed = True

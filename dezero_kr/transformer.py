@@ -26,6 +26,7 @@ from dezero_kr.core import Variable, get_item, no_grad, reshape, test_mode, tran
 from dezero_kr.functions_math import linear
 from dezero_kr.functions_nn import (dropout, embed_id, gelu, layer_norm, multi_head_attention, relu,
                                     rms_norm, softmax_cross_entropy)
+from dezero_kr.graph import plot_dot_graph
 from dezero_kr.layers import Embedding, Layer, LayerNorm, Linear, RMSNorm
 
 __all__ = ['CausalSelfAttention', 'MLP', 'TransformerBlock', 'GPT', 'MICROGPT', 'make_norm']
@@ -45,6 +46,7 @@ class PlainNorm(Layer):
     """RMSNorm or LayerNorm with gain 1 and no bias, nothing to learn (microgpt's ``rmsnorm``).
 
     ``'rms'``: y = x / sqrt(mean(x^2, -1) + eps);  ``'layer'``: y = (x - mean) / sqrt(var + eps).
+    Another ``kind`` raises ``ValueError``.
     """
 
     def __init__(self, kind='rms', eps=1e-5):
@@ -54,6 +56,7 @@ class PlainNorm(Layer):
         self.eps = eps
 
     def forward(self, x):
+        """Normalise x (..., C) over its last axis; same shape and dtype."""
         if self.kind == 'rms':
             return rms_norm(x, eps=self.eps)
         return layer_norm(x, eps=self.eps)
@@ -86,6 +89,7 @@ class CausalSelfAttention(Layer):
     x (B, T, C) -> qkv = x @ W_attn (+ b): q, k, v each (B, H, T, D) with D = C / H;
     per head softmax(q k^T / sqrt(D) with -inf above the diagonal) v -> (B, T, C) -> c_proj.
     ``c_attn/W`` (C, 3C) holds W_q, W_k, W_v side by side (columns 0:C, C:2C, 2C:3C).
+    ``n_embd`` not divisible by ``n_head`` raises ``ValueError``.
     """
 
     def __init__(self, n_embd, n_head, bias=True, dropout=0.0, dtype=np.float32):
@@ -99,6 +103,10 @@ class CausalSelfAttention(Layer):
         self.c_proj = _linear(n_embd, n_embd, bias, dtype)
 
     def forward(self, x):
+        """(B, T, C) -> (B, T, C); dropout (training only) on the projected output.
+
+        Raises ``ValueError`` when x is not 3-D with C = ``n_embd``.
+        """
         if x.ndim != 3 or x.shape[-1] != self.n_embd:
             raise ValueError(f'CausalSelfAttention: x must have shape (B, T, {self.n_embd}), '
                              f'got {x.shape}')
@@ -108,7 +116,11 @@ class CausalSelfAttention(Layer):
 
 
 class MLP(Layer):
-    """Position-wise feed-forward: x (..., C) -> fc2(act(fc1(x))) with a hidden width of 4C."""
+    """Position-wise feed-forward: x (..., C) -> fc2(act(fc1(x))) with a hidden width of 4C.
+
+    ``c_fc`` (C -> 4C) and ``c_proj`` (4C -> C) are Linear layers; ``activation``
+    is 'gelu' or 'relu' (another raises ``ValueError``).
+    """
 
     def __init__(self, n_embd, activation='gelu', bias=True, dropout=0.0, dtype=np.float32):
         super().__init__()
@@ -119,6 +131,7 @@ class MLP(Layer):
         self.c_proj = _linear(4 * n_embd, n_embd, bias, dtype)
 
     def forward(self, x):
+        """c_proj(act(c_fc(x))), then dropout (training only): (..., C) -> (..., C)."""
         h = _ACTIVATIONS[self.activation](self.c_fc(x))
         return dropout(self.c_proj(h), self.dropout)
 
@@ -135,6 +148,7 @@ class TransformerBlock(Layer):
         self.mlp = MLP(n_embd, mlp, bias, dropout, dtype)
 
     def forward(self, x):
+        """x + attn(ln_1(x)), then that + mlp(ln_2(that)): (B, T, C) -> (B, T, C)."""
         x = x + self.attn(self.ln_1(x))
         return x + self.mlp(self.ln_2(x))
 
@@ -157,6 +171,10 @@ class GPT(Layer):
     residual stream with std ``init_std / sqrt(2 n_layer)`` (GPT-2), biases 0,
     norm gains 1.  Parameter paths: ``wte/W``, ``wpe/W``, ``h0/attn/c_attn/W``, ...,
     ``lm_head/W`` (C, V).
+
+    ``ValueError`` for a size that is not a positive int, ``n_embd`` not
+    divisible by ``n_head``, ``dropout`` outside [0, 1) or an unknown
+    ``mlp``/``norm`` choice.
     """
 
     def __init__(self, vocab_size, block_size, n_embd, n_head, n_layer, *, mlp='gelu', norm='layer',
@@ -278,7 +296,6 @@ class GPT(Layer):
 
     def plot(self, *inputs, to_file='model.png'):
         """Draw the graph of ``self(*inputs)`` with parameter paths as labels (as ``Model.plot``)."""
-        from dezero_kr.graph import plot_dot_graph
         return plot_dot_graph(self(*inputs), verbose=True, to_file=to_file, param_names=self)
 
 

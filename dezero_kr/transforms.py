@@ -26,8 +26,9 @@ BILINEAR = 2
 
 
 def _pil_image():
+    """Pillow's ``Image`` module; ``ImportError`` saying how to install Pillow when it is missing."""
     try:
-        from PIL import Image
+        from PIL import Image  # optional extra: Pillow is loaded only by the PIL transforms
     except ImportError as e:
         raise ImportError('This transform works on PIL images and needs Pillow: '
                           'pip install pillow') from e
@@ -56,6 +57,7 @@ class Compose:
         self.transforms = list(transforms) if transforms is not None else []
 
     def __call__(self, img):
+        """``img`` passed through every transform in order; the last one's result."""
         for t in self.transforms:
             img = t(img)
         return img
@@ -79,6 +81,7 @@ class Convert:
         self.mode = mode
 
     def __call__(self, img):
+        """The image in ``mode`` (a new PIL image); ``ImportError`` without Pillow."""
         Image = _pil_image()
         if self.mode == 'BGR':
             r, g, b = img.convert('RGB').split()
@@ -98,6 +101,7 @@ class Resize:
         self.mode = mode
 
     def __call__(self, img):
+        """The image resized to ``size`` with the ``mode`` filter (a new PIL image)."""
         _pil_image()
         return img.resize(self.size, self.mode)
 
@@ -112,6 +116,7 @@ class CenterCrop:
         self.size = _pair(size)
 
     def __call__(self, img):
+        """The central ``size`` region of the image (a new PIL image)."""
         _pil_image()
         width, height = img.size
         out_w, out_h = self.size
@@ -130,6 +135,7 @@ class ToArray:
         self.dtype = dtype
 
     def __call__(self, img):
+        """A ``(C, H, W)`` array of ``dtype``; an array is returned as it is, anything else is a ``TypeError``."""
         if isinstance(img, np.ndarray):
             return img
         if _is_pil_image(img):
@@ -149,6 +155,7 @@ class ToPIL:
     """
 
     def __call__(self, array):
+        """A PIL image of ``array`` (channels moved last; one channel becomes a gray image)."""
         Image = _pil_image()
         array = np.asarray(array)
         if array.ndim == 3:
@@ -167,7 +174,8 @@ class RandomHorizontalFlip:
     Works on PIL images and on arrays whose last axis is the width
     (``(C, H, W)`` or ``(H, W)``).  ``rng`` is a seed or a
     ``numpy.random.Generator``; pass one for reproducible augmentation.  DeZero
-    shipped this class as an empty stub; here it really flips.
+    shipped this class as an empty stub; here it really flips.  ``p`` outside
+    [0, 1] raises ``ValueError``.
     """
 
     def __init__(self, p=0.5, rng=None):
@@ -177,6 +185,7 @@ class RandomHorizontalFlip:
         self.rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
     def __call__(self, img):
+        """The image mirrored (probability ``p``) or unchanged; a flipped array is a new contiguous copy."""
         if self.rng.random() >= self.p:
             return img
         if _is_pil_image(img):
@@ -208,6 +217,7 @@ class Normalize:
         return value.reshape((-1,) + (1,) * (array.ndim - 1))
 
     def __call__(self, array):
+        """``(array - mean) / std``, per-channel values laid along axis 0 (a new array)."""
         mean = self._per_channel(self.mean, array)
         std = self._per_channel(self.std, array)
         return (array - mean) / std
@@ -220,6 +230,7 @@ class Flatten:
     """Any shape -> 1-D copy, e.g. ``(1, 28, 28)`` -> ``(784,)``."""
 
     def __call__(self, array):
+        """``array.flatten()``: a 1-D copy."""
         return array.flatten()
 
     def __repr__(self):
@@ -233,6 +244,7 @@ class AsType:
         self.dtype = dtype
 
     def __call__(self, array):
+        """``array.astype(dtype)``: a converted copy."""
         return array.astype(self.dtype)
 
     def __repr__(self):
