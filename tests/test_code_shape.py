@@ -22,19 +22,14 @@ COMPLEXITY_ALLOWED = {('core.py', 'backprop')}
 # module that only one rarely used path needs.  Anything else goes at the top.
 INNER_IMPORTS_ALLOWED = {
     'blas.py': 'threadpoolctl (optional extra [blas])',
-    'datasets.py': 'matplotlib (optional extra [plot]) for show()',
     'distributed.py': 'mpi4py (optional extra [mpi])',
     'download.py': 'urllib/http/ssl only when a download starts (import time)',
     'functions_conv.py': 'cupyx (GPU only)',
     'operators.py': 'cupyx (GPU only)',
     'graph.py': 'backprop_view, which imports graph (cycle)',
-    'models.py': 'matplotlib / a download only for plot() and pretrained weights',
     'plot.py': 'matplotlib (optional extra [plot])',
     'progress.py': 'tqdm (optional extra [progress])',
-    'transformer.py': 'matplotlib (optional extra [plot]) for plot()',
     'transforms.py': 'PIL (optional extra [image])',
-    'optimizers.py': 'grad_clip, which imports optimizers (cycle)',
-    'layers.py': 'functions_conv only for conv layers (import time)',
 }
 
 

@@ -295,6 +295,10 @@ def _cases():
         fn = _opt('functions_conv', fn_name)
         if fn is not None:
             cases.append((name, wrap(fn), *arrays))
+    from dezero_kr.transformer import TokenPositionEmbedding
+    ids = np.array([[1, 0, 1], [2, 2, 0]])
+    cases.append(('token + position embedding', lambda wte, wpe: TokenPositionEmbedding(ids)(wte, wpe),
+                  _r(3, 4, seed=27), _r(5, 4, seed=28)))
     # Forward over reverse: the Functions that only backward passes create (GetItemGrad,
     # Conv2DGradW, Pooling2DGrad, ...) get their rules run by the jvp of a gradient.
     for name, loss, *arrays in list(_second_order_losses()):

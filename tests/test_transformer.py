@@ -247,7 +247,7 @@ def test_input_errors_name_the_shapes():
         model(np.zeros(4, dtype=int))
     with pytest.raises(TypeError, match=r'GPT: idx must hold integer token ids, got dtype float64'):
         model(np.zeros((1, 3)))
-    with pytest.raises(ValueError, match=r'embed_id: ids must be in \[0, 7\)'):
+    with pytest.raises(ValueError, match=r'GPT: token ids must be in \[0, 7\), got values from 0 to 7'):
         model(np.array([[0, 7]]))
     with pytest.raises(ValueError, match=r'GPT.loss: targets have shape \(1, 2\) but idx has shape \(1, 3\)'):
         model.loss(np.zeros((1, 3), dtype=int), np.zeros((1, 2), dtype=int))
@@ -691,3 +691,26 @@ def test_bench_gpt_floor_matches_the_model_loss_and_gradients():
     assert set(grads) == set(P)
     for path, p in model.named_params():
         np.testing.assert_allclose(grads[path], p.grad.data, rtol=1e-9, atol=1e-12, err_msg=path)
+
+
+def test_token_position_embedding_is_embed_id_plus_positions_in_values_and_gradients():
+    from dezero_kr.autograd import gradcheck
+    from dezero_kr.functions_nn import embed_id
+    from dezero_kr.transformer import TokenPositionEmbedding
+    rng = np.random.default_rng(0)
+    ids = np.array([[3, 0, 3, 1], [2, 3, 3, 0]])  # repeated ids: their gradients add up
+    wte, wpe = rng.normal(size=(5, 6)), rng.normal(size=(7, 6))
+    a_wte, a_wpe = Variable(wte), Variable(wpe)
+    y = TokenPositionEmbedding(ids)(a_wte, a_wpe)
+    b_wte, b_wpe = Variable(wte), Variable(wpe)
+    z = embed_id(ids, b_wte) + b_wpe[0:4]
+    np.testing.assert_array_equal(y.data, z.data)
+    gy = rng.normal(size=y.shape)
+    (y * gy).sum().backward()
+    (z * gy).sum().backward()
+    np.testing.assert_allclose(a_wte.grad.data, b_wte.grad.data, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(a_wpe.grad.data, b_wpe.grad.data, rtol=1e-14, atol=1e-14)
+    # by hand: row 3 of wte gets gy at the three places id 3 stands; wpe rows 4.. get nothing
+    np.testing.assert_allclose(a_wte.grad.data[3], gy[0, 0] + gy[0, 2] + gy[1, 1] + gy[1, 2])
+    assert not a_wpe.grad.data[4:].any()
+    assert gradcheck(lambda e, p: TokenPositionEmbedding(ids)(e, p), [wte, wpe])

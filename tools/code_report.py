@@ -89,10 +89,12 @@ def _documented(module, qualname, node):
     if isinstance(obj, (staticmethod, classmethod)):
         obj = obj.__func__
     for base in cls.__mro__[1:]:
+        if base.__module__ == 'builtins':
+            break  # object.__init__'s "Initialize self." says nothing about this class
         inherited = base.__dict__.get(attr)
         if inherited is not None and inspect.getdoc(inherited):
             return True
-    return bool(inspect.getdoc(obj))
+    return False
 
 
 def complex_functions(path, limit=COMPLEXITY_LIMIT):
