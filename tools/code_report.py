@@ -7,7 +7,8 @@ public names, functions over McCabe complexity 10, imports inside functions.
 "Public" is what a user can reach: a module-level function or class whose name
 does not start with ``_``, defined in that module (re-exports are counted
 where they are defined), and the public methods and properties of a public
-class (``__init__`` and ``__call__`` included when a class defines them).
+class (``__init__`` and ``__call__`` included when a class defines them; an
+``__init__`` is documented by its class's docstring, as ``help(Class)`` shows).
 Complexity is measured with ``mccabe`` (the library behind flake8's C901).
 ``tests/test_code_shape.py`` holds the package to the limits this prints.
 """
@@ -83,6 +84,8 @@ def _documented(module, qualname, node):
         return False
     cls_name, attr = qualname.split('.')
     cls = getattr(module, cls_name, None)
+    if attr == '__init__' and cls is not None and cls.__doc__:
+        return True  # help(Class) shows the class docstring, which states the arguments
     obj = inspect.getattr_static(cls, attr, None) if cls is not None else None
     if obj is None:
         return False
