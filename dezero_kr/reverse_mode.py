@@ -66,9 +66,10 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     ``outputs``: a Variable or a sequence of Variables; ``inputs``: a Variable
     or a sequence of Variables (each must require a gradient, so not a
     ``Constant``).  ``grad_outputs``: one array/Variable per output, of that
-    output's shape (converted to the output's dtype); it may be omitted (None)
-    only for outputs with one element, whose seed is 1.  Entry ``i`` of the
-    result is a Variable of ``inputs[i]``'s shape and dtype.
+    output's shape (an array is converted to the output's dtype); it may be
+    omitted (None) only for outputs with one element, whose seed is 1.  Entry
+    ``i`` of the result is a Variable of ``inputs[i]``'s shape and dtype (None
+    for an unused input with ``allow_unused``).
 
     No ``.grad`` attribute is read or written (leaves keep what they had), as
     ``torch.autograd.grad``.  ``create_graph=True`` records the gradient

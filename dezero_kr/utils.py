@@ -12,7 +12,7 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsumexp,  # noqa: F401
                                    max_backward_shape, pair, reshape_sum_backward, sum_to)
 from dezero_kr.blas import set_blas_threads  # noqa: F401
-from dezero_kr.core import Variable, as_variable, no_grad  # noqa: F401  (as_variable: DeZero's utils has it)
+from dezero_kr.core import Variable, as_variable  # noqa: F401  (as_variable: DeZero's utils has it)
 from dezero_kr.download import get_file  # noqa: F401
 from dezero_kr.backprop_view import plot_backward  # noqa: F401
 from dezero_kr.graph import find_renderer, get_dot_graph, plot_dot_graph  # noqa: F401
