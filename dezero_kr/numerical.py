@@ -14,21 +14,28 @@ evaluated on a float64 copy of ``x``, without recording a graph.
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import Constant, Variable, no_grad
+from dezero_kr.core import Constant, Variable, array_types, no_grad
 from dezero_kr.reverse_mode import _as_tuple, _outputs_of, _reverse_jacobians
 
 
-def float64_copy(x):
+def float64_copy(x, what='float64_copy'):
     """A new float64 NumPy array with the values of ``x`` (an array or a Variable,
-    NumPy or CuPy), safe to perturb: the caller's data is never touched.
+    NumPy or CuPy, or a number), safe to perturb: the caller's data is never touched.
 
     The memory layout of ``x`` is kept (a transposed input stays Fortran-ordered),
-    so ``f`` sees the same strides it would see on the original.  Complex values
-    lose their imaginary part (NumPy's ``ComplexWarning``); a Variable without
-    data raises TypeError from NumPy.
+    so ``f`` sees the same strides it would see on the original.  Integer and
+    boolean values are converted.  Raises TypeError, naming the caller ``what``,
+    for anything else: a Variable without data, a list, a string or a complex
+    array (central differences here perturb real values only).
     """
     data = x.data if isinstance(x, Variable) else x
-    return np.array(cuda.as_numpy(data), dtype=np.float64, copy=True)
+    if not isinstance(data, array_types) and not np.isscalar(data):
+        raise TypeError(f'{what}: x must be an array, a number or a Variable with data, '
+                        f'got {type(data).__name__}')
+    data = cuda.as_numpy(data)
+    if data.dtype.kind not in 'biuf':
+        raise TypeError(f'{what}: x must hold real numbers, got dtype {data.dtype}')
+    return np.array(data, dtype=np.float64, copy=True)
 
 
 def as_float64(y):
@@ -132,7 +139,7 @@ def _float64_arguments(inputs):
         data = a.data if isinstance(a, Variable) else a
         if isinstance(a, Constant) or not hasattr(data, 'dtype') or data.dtype.kind != 'f':
             continue
-        args[i] = Variable(float64_copy(data))
+        args[i] = Variable(float64_copy(data, 'gradcheck'))
         checked.append(i)
     if not checked:
         raise ValueError('gradcheck: no input to check (give float arrays or Variables)')

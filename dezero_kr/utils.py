@@ -38,7 +38,7 @@ def numerical_grad(f, x, *args, eps=1e-4, **kwargs):
     ``autograd.gradcheck`` uses the same routine
     (``numerical.central_differences``) with its own default 1e-6.
     """
-    work = float64_copy(x)
+    work = float64_copy(x, 'numerical_grad')
     x_var = Variable(work)
 
     def total():
@@ -61,7 +61,7 @@ def gradient_check(f, x, *args, rtol=1e-4, atol=1e-5, **kwargs):
     failing elements and returns False; it also returns False, with a message,
     when backprop gives no gradient for ``x`` or one of another shape.
     """
-    x_var = Variable(float64_copy(x))
+    x_var = Variable(float64_copy(x, 'gradient_check'))
     num_grad = numerical_grad(f, x_var.data, *args, **kwargs)
     y = f(x_var, *args, **kwargs)
     y.backward()

@@ -1,5 +1,7 @@
 """numerical: the one central-differences routine and the gradient checks built on it
 (utils.numerical_grad, utils.gradient_check, autograd.gradcheck)."""
+import re
+
 import numpy as np
 import pytest
 
@@ -53,6 +55,27 @@ def test_float64_copy_never_aliases_and_keeps_the_layout():
     assert x[0, 0] == 0
     c32 = numerical.float64_copy(np.ones(3, np.float32))
     assert c32.dtype == np.float64
+
+
+@pytest.mark.parametrize('x, message', [
+    (Variable(None), 'a Variable with data, got NoneType'),
+    ([1.0, 2.0], 'got list'),
+    (np.array([1 + 2j]), 'real numbers, got dtype complex128'),  # was: imaginary part dropped
+    ('ab', 'real numbers, got dtype <U2'),
+])
+def test_numerical_grad_names_a_bad_x(x, message):
+    # These leaked an AttributeError (None, list) or differentiated another function (complex).
+    with pytest.raises(TypeError, match=r'numerical_grad: x must .*' + re.escape(message)):
+        utils.numerical_grad(lambda v: v * 2, x)
+    with pytest.raises(TypeError, match=r'gradient_check: x must .*' + re.escape(message)):
+        utils.gradient_check(lambda v: v * 2, x)
+
+
+def test_numerical_grad_of_numbers_and_integer_arrays_is_taken_in_float64():
+    np.testing.assert_allclose(utils.numerical_grad(lambda v: v ** 3, 2.0), 12.0, rtol=1e-7)
+    g = utils.numerical_grad(lambda v: v ** 3, np.array([1, 2]))
+    assert g.dtype == np.float64
+    np.testing.assert_allclose(g, [3.0, 12.0], rtol=1e-7)
 
 
 def test_numerical_grad_and_gradcheck_give_the_same_numbers():
