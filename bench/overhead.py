@@ -112,7 +112,7 @@ def report(title, samples, n_ops):
 
 def use_everything():
     """Use each feature once and turn it off again; check the engine is back to its fresh state."""
-    from dezero_kr import Variable, autograd, core
+    from dezero_kr import Variable, core, forward_mode
     from dezero_kr.autograd import detect_anomaly, jvp
     v = Variable(np.ones(1))
     v.register_hook(lambda g: None).remove()
@@ -120,7 +120,7 @@ def use_everything():
         (v * 2).backward()
     jvp(lambda v: v * 2, (v,), (np.ones(1),))
     (Variable(np.ones(1)) * 2).backward()
-    state = (core._observers.list, core._observed, autograd._thread_levels.list, len(core._variable_hooks))
+    state = (core._observers.list, core._observed, forward_mode._thread_levels.list, len(core._variable_hooks))
     assert state == ([], 0, [], 0), state
 
 

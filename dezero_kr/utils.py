@@ -3,7 +3,8 @@
 The pieces live in their own modules and are re-exported here under DeZero's
 names: array helpers in ``array_utils``, graph export in ``graph``, downloads
 in ``download``, BLAS thread control (``set_blas_threads``) in ``blas``.  This module
-itself holds the numerical gradient checks.
+itself holds DeZero's numerical gradient checks, thin callers of the package's
+one central-differences routine (``numerical.central_differences``).
 """
 import numpy as np
 
@@ -11,10 +12,11 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsumexp,  # noqa: F401
                                    max_backward_shape, pair, reshape_sum_backward, sum_to)
 from dezero_kr.blas import set_blas_threads  # noqa: F401
-from dezero_kr.core import Variable, as_variable, no_grad  # noqa: F401  (as_variable: DeZero's utils has it)
+from dezero_kr.core import Variable, as_variable  # noqa: F401  (as_variable: DeZero's utils has it)
 from dezero_kr.download import get_file  # noqa: F401
 from dezero_kr.backprop_view import plot_backward  # noqa: F401
 from dezero_kr.graph import find_renderer, get_dot_graph, plot_dot_graph  # noqa: F401
+from dezero_kr.numerical import as_float64, central_differences, float64_copy
 
 # DeZero's utils.cache_dir is a path string; ours follows $DEZERO_KR_CACHE at import
 # time (download.cache_dir() reads it on every call).
@@ -22,47 +24,44 @@ from dezero_kr.download import cache_dir as _cache_dir  # noqa: E402
 cache_dir = _cache_dir()
 
 
-def _as_float64_copy(x):
-    data = x.data if isinstance(x, Variable) else x
-    return np.array(cuda.as_numpy(data), dtype=np.float64, copy=True)
-
-
 def numerical_grad(f, x, *args, eps=1e-4, **kwargs):
     """Central-difference gradient of ``sum(f(x, *args, **kwargs))`` with respect to ``x``.
 
-    ``(f(x + eps e_i) - f(x - eps e_i)) / (2 eps)`` for every element i,
-    computed on a float64 copy: the caller's array is never modified.
-    Returns a float64 ndarray of ``x``'s shape.
+    ``dL/dx[i] ~ (L(x + eps e_i) - L(x - eps e_i)) / (2 eps)`` with
+    ``L = sum(f(x, *args, **kwargs))`` for every element i (``2 * x.size``
+    calls of ``f``, under ``no_grad()``).  ``x`` (an array or a Variable, NumPy
+    or CuPy, any float dtype) is perturbed as a float64 copy wrapped in a
+    Variable, so the caller's array is never modified; ``f`` may return a
+    Variable or an array, summed in float64.  ``args``/``kwargs`` are passed
+    through unchanged (a float32 parameter stays float32).  Returns a float64
+    NumPy ndarray of ``x``'s shape.  DeZero's default step ``eps=1e-4``;
+    ``autograd.gradcheck`` uses the same routine
+    (``numerical.central_differences``) with its own default 1e-6.
     """
-    work = _as_float64_copy(x)
+    work = float64_copy(x, 'numerical_grad')
     x_var = Variable(work)
-    grad = np.zeros_like(work)
 
-    def total(y):
-        data = y.data if isinstance(y, Variable) else y
-        return np.asarray(cuda.as_numpy(data), dtype=np.float64).sum()
+    def total():
+        return as_float64(f(x_var, *args, **kwargs)).sum()
 
-    with no_grad():
-        for idx in np.ndindex(work.shape):
-            old = work[idx]
-            try:
-                work[idx] = old + eps
-                plus = total(f(x_var, *args, **kwargs))
-                work[idx] = old - eps
-                minus = total(f(x_var, *args, **kwargs))
-            finally:
-                work[idx] = old
-            grad[idx] = (plus - minus) / (2 * eps)
-    return grad
+    return central_differences(total, work, eps)
 
 
 def gradient_check(f, x, *args, rtol=1e-4, atol=1e-5, **kwargs):
-    """Compare backprop's gradient of ``sum(f(x))`` with ``numerical_grad``; return True if close.
+    """Compare backprop's gradient of ``L = sum(f(x, *args, **kwargs))`` with
+    ``numerical_grad``; return True if close.
 
-    Works on a float64 copy of ``x`` (the caller's data is untouched).  On a
-    mismatch prints the largest absolute and relative errors and where they are.
+    Both gradients are taken at a float64 copy of ``x`` (the caller's data is
+    untouched; ``x`` is an array or a Variable of any float dtype): first
+    ``numerical_grad(f, x, *args, **kwargs)`` (its default ``eps=1e-4``), then
+    ``f(x_var).backward()``, whose implied seed of ones gives ``dL/dx`` also
+    for a many-element output.  True when ``|num - bp| <= atol + rtol * |bp|``
+    for every element (``array_allclose(num, bp)``, DeZero's tolerances).
+    Otherwise prints the largest absolute and relative errors and the first
+    failing elements and returns False; it also returns False, with a message,
+    when backprop gives no gradient for ``x`` or one of another shape.
     """
-    x_var = Variable(_as_float64_copy(x))
+    x_var = Variable(float64_copy(x, 'gradient_check'))
     num_grad = numerical_grad(f, x_var.data, *args, **kwargs)
     y = f(x_var, *args, **kwargs)
     y.backward()

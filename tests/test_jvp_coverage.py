@@ -25,7 +25,8 @@ import numpy as np
 import pytest
 
 import dezero_kr
-from dezero_kr import Config, Constant, Function, Variable, autograd, core, using_config
+from dezero_kr import (Config, Constant, Function, Variable, core, forward_mode, reverse_mode,
+                       using_config)
 from dezero_kr.autograd import grad, jvp
 
 # Private Function subclasses allowed to keep the base jvp, each with its reason.
@@ -103,7 +104,7 @@ class _RuleRecorder:
     """Registered inside the jvp level: after the level ran an op's rule, note its class."""
 
     def on_forward(self, f, inputs, outputs):
-        level = autograd._thread_levels.list[-1]
+        level = forward_mode._thread_levels.list[-1]
         if not level.paused and any(level.tangents.get(y) is not None for y in outputs):
             _exercised.add(type(f))
 
@@ -127,7 +128,7 @@ def _check_jvp(f, *args, seed=0):
 
     with using_config('enable_backprop', True):
         ys, ts = jvp(g, [args[i] for i in diff], tangents)
-    ys, ts = autograd._as_tuple(ys), autograd._as_tuple(ts)
+    ys, ts = reverse_mode._as_tuple(ys), reverse_mode._as_tuple(ts)
     xs = [args[i] for i in diff]
     for y, t in zip(ys, ts):
         expected = np.zeros(y.data.size)

@@ -15,7 +15,7 @@ import dezero_kr
 import dezero_kr.functions as F
 import dezero_kr.models as M
 import dezero_kr.optimizers as O
-from dezero_kr import Config, Variable, autograd, core, no_grad, using_config
+from dezero_kr import Config, Variable, autograd, core, forward_mode, no_grad, using_config
 from dezero_kr.autograd import AnomalyError, detect_anomaly
 
 TIMEOUT = 20  # seconds a barrier waits before the test fails instead of hanging
@@ -193,7 +193,7 @@ def test_concurrent_jvps_keep_their_own_levels():
             x = np.array([0.3, 0.7])
             _, t = autograd.jvp(f, (x,), (np.array([1.0, 0.0]),))
             results[name] = t.data
-            results[name + ' levels'] = list(autograd._thread_levels.list)
+            results[name + ' levels'] = list(forward_mode._thread_levels.list)
         return run
 
     run_threads(make('a', 2.0), make('b', 3.0))
