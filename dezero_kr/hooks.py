@@ -1,0 +1,92 @@
+"""Gradient hooks: what ``Variable.register_hook`` and ``retain_grad`` store.
+
+Hooks and retain-grad flags are rare, so they live in a side table,
+``_variable_hooks`` (Variable -> ``VariableHooks``, weak keys), instead of a
+slot on every Variable: a slot costs 8 bytes on each of millions of nodes.
+Removing a Variable's last hook (with no retain flag) deletes its entry, so
+the table is empty while nobody uses hooks, and ``backprop`` checks that once
+per pass (``len(_variable_hooks) > 0``, a local of that pass, never a
+process-wide flag: one thread adding or dropping a hook can never make another
+thread's pass skip one) instead of looking up every node.
+
+This module does not import ``dezero_kr.core`` (core imports it): the one
+thing it needs from the engine, the check of a gradient a hook returns, is
+passed in by the caller.
+"""
+import itertools
+import weakref
+
+from dezero_kr.errors import hook_name
+
+_variable_hooks = weakref.WeakKeyDictionary()
+_hook_keys = itertools.count()  # unique for the process: a stale handle never hits a new hook
+
+
+def hooks_of(var):
+    """The ``VariableHooks`` of ``var``, created (and entered in the table) on first use."""
+    hooks = _variable_hooks.get(var)
+    if hooks is None:
+        hooks = _variable_hooks[var] = VariableHooks()
+    return hooks
+
+
+class VariableHooks:
+    """The hooks (``fns``: key -> callable, in registration order) and the retain flag of one Variable."""
+    __slots__ = ('fns', 'retain')
+
+    def __init__(self):
+        self.fns = {}
+        self.retain = False
+
+    def add(self, fn, var):
+        """Register ``fn`` on ``var``; return its ``HookHandle``.  TypeError if not callable."""
+        if not callable(fn):
+            if not self.fns and not self.retain:  # keep the table empty for backprop
+                del _variable_hooks[var]
+            raise TypeError(f'register_hook: the hook must be callable (hook(grad) -> new grad '
+                            f'or None), got {type(fn).__name__} {fn!r:.60}')
+        key = next(_hook_keys)
+        self.fns[key] = fn
+        return HookHandle(var, key)
+
+    def apply(self, var, grad, check_grad, observers):
+        """Run the hooks on ``var``'s complete gradient ``grad``; return the final gradient.
+
+        A hook returning None keeps the gradient; anything else replaces it,
+        after ``check_grad(new, var, what)`` (the core's check: a Variable of
+        ``var``'s shape, or a clear error naming the hook).  Each observer
+        with an ``on_hook(var, hook, grad)`` method (``detect_anomaly``) sees
+        every replacement.
+        """
+        for fn in list(self.fns.values()):  # a hook may remove itself
+            new = fn(grad)
+            if new is None:
+                continue
+            grad = check_grad(new, var, f'a hook on {var.name or "a Variable"!r} '
+                                        f'(the hook {hook_name(fn)})')
+            for observer in list(observers):
+                on_hook = getattr(observer, 'on_hook', None)  # optional for observers
+                if on_hook is not None:
+                    on_hook(var, fn, grad)
+        return grad
+
+
+class HookHandle:
+    """What ``register_hook`` returns: ``handle.remove()`` unregisters the hook.
+
+    It holds its Variable weakly (a handle never keeps a graph alive);
+    removing twice, or after the Variable is gone, does nothing.
+    """
+    __slots__ = ('_var', '_key')
+
+    def __init__(self, var, key):
+        self._var, self._key = weakref.ref(var), key
+
+    def remove(self):
+        """Unregister the hook; the Variable's table entry goes when nothing is left in it."""
+        var = self._var()
+        hooks = _variable_hooks.get(var) if var is not None else None
+        if hooks is not None:
+            hooks.fns.pop(self._key, None)
+            if not hooks.fns and not hooks.retain:  # nothing left: backprop may skip the table
+                del _variable_hooks[var]
