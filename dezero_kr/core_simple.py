@@ -24,6 +24,11 @@ class Variable(core.Variable):
 
     @property
     def grad(self):
+        """The gradient as an ``ndarray`` (None before backward).
+
+        Setting it accepts an ndarray, a number or a core Variable; the engine
+        stores a Variable underneath, so backprop is the core's.
+        """
         g = _grad_slot.__get__(self)
         return None if g is None else g.data
 
@@ -35,6 +40,7 @@ class Variable(core.Variable):
 
 
 def as_variable(obj):
+    """Return ``obj`` if it is a (core) Variable, else this module's ``Variable(obj)``."""
     if isinstance(obj, core.Variable):
         return obj
     return Variable(obj)

@@ -33,7 +33,7 @@ def not_an_array(data):
 
 
 def describe(var):
-    """A Variable in a few words: ``"Parameter 'W' (shape (2, 3))"`` or ``'a Variable of shape (2,)'``."""
+    """A Variable in a few words: ``Parameter 'W' (shape (2, 3))``, ``a Variable of shape (2,)``."""
     name = var.name
     kind = type(var).__name__
     if var.data is None:
@@ -82,7 +82,7 @@ def wrong_gradient_count(f, n_grads):
 
 
 def reused_function(f):
-    """``RuntimeError`` for a Function instance recorded twice (its first output lost its gradient)."""
+    """``RuntimeError`` for a Function instance recorded twice (its first output lost its grad)."""
     name = type(f).__name__
     return RuntimeError(f'{name}: this Function instance was called more than once while the '
                         f'graph was recorded, so its inputs and outputs were overwritten by the '

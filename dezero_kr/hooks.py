@@ -31,7 +31,7 @@ def hooks_of(var):
 
 
 class VariableHooks:
-    """The hooks (``fns``: key -> callable, in registration order) and the retain flag of one Variable."""
+    """One Variable's hooks (``fns``: key -> callable, in order added) and its retain flag."""
     __slots__ = ('fns', 'retain')
 
     def __init__(self):
