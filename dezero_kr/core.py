@@ -603,7 +603,7 @@ class Function:
         """
         # The hot path of the library (~1.5 µs per op on core_ops): no helper call on the
         # common path (a Python call costs ~50 ns); everything rare is a helper.
-        generation = 0  # the outputs' generation - 1: the deepest input's depth
+        generation = 0  # this node's depth: the largest generation among its inputs
         for x in inputs:
             if not isinstance(x, Variable):
                 inputs = _wrap_inputs(self, inputs)  # a Constant leaf: no depth to add
