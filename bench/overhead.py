@@ -112,7 +112,7 @@ def report(title, samples, n_ops):
 
 def use_everything():
     """Use each feature once and turn it off again; check the engine is back to its fresh state."""
-    from dezero_kr import Variable, core, forward_mode
+    from dezero_kr import Variable, core, forward_mode, hooks
     from dezero_kr.autograd import detect_anomaly, jvp
     v = Variable(np.ones(1))
     v.register_hook(lambda g: None).remove()
@@ -120,14 +120,14 @@ def use_everything():
         (v * 2).backward()
     jvp(lambda v: v * 2, (v,), (np.ones(1),))
     (Variable(np.ones(1)) * 2).backward()
-    state = (core._observers.list, core._observed, forward_mode._thread_levels.list, len(core._variable_hooks))
+    state = (core._observers.list, hooks._observed, forward_mode._thread_levels.list, len(core._variable_hooks))
     assert state == ([], 0, [], 0), state
 
 
 def child(mode, n, repeat):
     """One process, one state ('fresh' or 'used'): best time ratios to the interleaved floor."""
-    from dezero_kr import core
-    assert not core._variable_hooks and not core._observed, 'not a fresh process'
+    from dezero_kr import core, hooks
+    assert not core._variable_hooks and not hooks._observed, 'not a fresh process'
     if mode == 'used':
         use_everything()
     samples = timing.interleave({'floor': numpy_floor(n), 'run': plain(n)}, repeat=repeat)

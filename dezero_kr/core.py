@@ -2,9 +2,7 @@
 
 Read top to bottom:
 
-1. ``Config`` and the context managers that switch it (``no_grad``, ...),
-   then the observer registry (forward mode and anomaly detection watch the
-   engine through it).
+1. ``Config`` and the context managers that switch it (``no_grad``, ...).
 2. ``Variable``: an ndarray in a box, plus the link to the ``Function`` that
    created it (``creator``) and its ``grad`` after backprop.
 3. ``Function``: ``__call__`` runs ``forward`` on raw arrays and, when
@@ -18,8 +16,9 @@ Read top to bottom:
    ``dezero_kr.operators``, which needs this module's classes first.
 
 Supporting detail lives next door and imports nothing from here:
-``dezero_kr.hooks`` (the gradient-hook table) and ``dezero_kr.errors`` (the
-error messages).  Each speed trick is explained where it is, with what it saves
+``dezero_kr.hooks`` (gradient hooks, and the observers through which forward
+mode and anomaly detection watch every operation) and ``dezero_kr.errors``
+(the error messages).  Each speed trick is explained where it is, with what it saves
 as measured on ``python -m bench core_ops``; docs/how_it_works.md tells the
 same story in Korean.
 """
@@ -36,7 +35,8 @@ from dezero_kr import cuda
 from dezero_kr.errors import (GRAD_CYCLE, ConfigError, cannot_copy, describe,  # noqa: F401
                               forward_error, hook_name, not_an_array, reused_function,
                               unknown_switch, wrong_gradient_count)
-from dezero_kr.hooks import _variable_hooks, hooks_of
+from dezero_kr import hooks as _hooks
+from dezero_kr.hooks import _observers, _variable_hooks, hooks_of, observing  # noqa: F401
 
 _describe, _hook_name = describe, hook_name  # the names autograd and the tests know
 
@@ -85,7 +85,7 @@ class _Modes(threading.local):
 
 
 # Speed trick: Function.__call__ tests this global count (threads with enable_backprop off)
-# before the thread-local switch: saves ~20 ns of ~1.5 µs per op, 1-2 % of core_ops forward.
+# before the thread-local switch: saves ~50 ns per op, 5 % of core_ops forward (measured).
 # It reaches the thread-local switch only when the count is non-zero: a thread that turned
 # its switch off has counted itself before, so a zero proves the current thread records.
 # A thread is counted by the token its Config holds while the switch is off, so a thread
@@ -157,46 +157,6 @@ def no_grad():
 def test_mode():
     """Context manager: inference behaviour for dropout and batch norm in this thread."""
     return using_config('train', False)
-
-
-# Objects notified of every Function call and every backward step (forward-mode AD, anomaly
-# detection), one list per thread: jvp() in one thread never sees another thread's operations.
-# Speed trick, as for _backprop_off: the hot path tests ``_observed``, the count of observers
-# in all threads, not the thread-local list (a thread-local read costs ~20 ns per op more);
-# a thread's own registrations are always counted, so a zero proves its list is empty.
-class _Observers(threading.local):
-    def __init__(self):
-        self.list = []
-
-
-_observers = _Observers()
-_observed = 0
-_observed_lock = threading.Lock()
-
-
-def _count_observer(delta):
-    global _observed
-    with _observed_lock:  # += on a global is not atomic across threads
-        _observed += delta
-
-
-@contextlib.contextmanager
-def observing(observer):
-    """Register ``observer`` in the current thread for the duration of the block.
-
-    The engine calls ``observer.on_forward(f, inputs, outputs)`` after every
-    Function call, ``observer.on_backward(f, gys, gxs)`` after every backward
-    step and, if the observer has it, ``observer.on_hook(var, hook, grad)``
-    for a gradient a hook returned.  Yields ``observer``.
-    """
-    observers = _observers.list
-    _count_observer(1)
-    observers.append(observer)
-    try:
-        yield observer
-    finally:
-        observers.remove(observer)
-        _count_observer(-1)
 
 
 # =============================================================================
@@ -601,7 +561,7 @@ class Function:
         again with the Function's name and the input shapes.  Records the
         node (``inputs``, ``outputs``, ``generation``) if backprop is enabled.
         """
-        # The hot path of the library (~1.5 µs per op on core_ops): no helper call on the
+        # The hot path of the library (~1 µs per op on core_ops): no helper call on the
         # common path (a Python call costs ~50 ns); everything rare is a helper.
         generation = 0  # this node's depth: the largest generation among its inputs
         for x in inputs:
@@ -613,7 +573,7 @@ class Function:
                 generation = c.generation + 1
         try:
             # Speed trick: the one- and two-input calls unrolled: the list and the *-call
-            # of the general case cost ~190 ns per op, 12 % of core_ops forward.
+            # of the general case cost ~230 ns per op, 22 % of core_ops forward (measured).
             n_in = len(inputs)
             if n_in == 1:
                 ys = self.forward(inputs[0].data)
@@ -623,11 +583,11 @@ class Function:
                 ys = self.forward(*[x.data for x in inputs])
         except (ValueError, TypeError, IndexError, AttributeError) as e:
             raise forward_error(self, inputs, e) from e
-        if ys.__class__ is tuple or _observed:
+        if ys.__class__ is tuple or _hooks._observed:  # see dezero_kr.hooks
             return _record_outputs(self, inputs, ys, generation)
 
-        # Speed trick: the output Variable is built without __init__ (no type check of an
-        # array forward just made, no name, creator set once): ~25 ns, 1.5 % of core_ops forward.
+        # Speed trick: the output Variable is built without __init__ (no type check of what
+        # forward made, no name, creator set once): ~55 ns, 5 % of core_ops forward (measured).
         y = _new_object(Variable)
         y.data = ys if ys.__class__ is np.ndarray else as_array(ys)
         y.grad = None
@@ -690,7 +650,7 @@ def _record_outputs(f, inputs, ys, generation):
             f.outputs = tuple([weakref.ref(y) for y in outputs])
             # An output the caller dropped still needs a zero gradient in backward.
             f.output_specs = tuple([(y.data.shape, y.data.dtype) for y in outputs])
-    if _observed:
+    if _hooks._observed:
         for observer in list(_observers.list):
             observer.on_forward(f, inputs, outputs)
     return outputs[0] if single or len(outputs) == 1 else outputs
@@ -706,7 +666,7 @@ class _Pass:
     def __init__(self, grads, retain_grad, capture, create_graph):
         self.retain_grad, self.capture, self.create_graph = retain_grad, capture, create_graph
         self.hooks_on = len(_variable_hooks) > 0  # one look per pass (see dezero_kr.hooks)
-        self.observers = _observers.list if _observed else ()
+        self.observers = _observers.list if _hooks._observed else ()
         # Arrays the caller holds (seeds) or that stay reachable as a retained or hooked
         # gradient: a leaf that would get one of them gets a copy (see _store_leaf_grads).
         self.shared = {id(getattr(g, 'data', g)) for g in grads.values()}
@@ -733,7 +693,7 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
     """
     run = _Pass(grads, retain_grad, capture, create_graph)
     # Speed trick: the common pass (no hooks, nothing retained, captured or observed) reads
-    # a single output's gradient inline: saves a helper call per node, 4-5 % of core_ops backward.
+    # a single output's gradient inline: ~220 ns per node, 7 % of core_ops backward (measured).
     plain = not (run.hooks_on or retain_grad or capture is not None or run.observers)
     heap, seen, tie = [], set(), itertools.count()
     for v in grads:
@@ -748,7 +708,7 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
     _set_enable_backprop(Config, create_graph)
     try:
         # The loop is the one long function of the engine, on purpose: it runs once per node,
-        # and each helper call would cost ~50 ns of a ~4 µs step.  Per function f:
+        # and each helper call would cost ~50 ns of a ~3 µs step.  Per function f:
         while heap:
             # 1. Pop the deepest function; take its outputs' (complete) gradients.
             f = heapq.heappop(heap)[2]

@@ -1,19 +1,27 @@
-"""Gradient hooks: what ``Variable.register_hook`` and ``retain_grad`` store.
+"""Two ways to watch the engine: gradient hooks and observers.
 
-Hooks and retain-grad flags are rare, so they live in a side table,
-``_variable_hooks`` (Variable -> ``VariableHooks``, weak keys), instead of a
-slot on every Variable: a slot costs 8 bytes on each of millions of nodes.
+Gradient hooks (``Variable.register_hook``, ``retain_grad``) act on one
+Variable's gradient in a backward pass.  They are rare, so they live in a
+side table, ``_variable_hooks`` (Variable -> ``VariableHooks``, weak keys),
+not in a slot on every Variable: a slot costs 8 bytes on each of millions of
+nodes.
 Removing a Variable's last hook (with no retain flag) deletes its entry, so
 the table is empty while nobody uses hooks, and ``backprop`` checks that once
 per pass (``len(_variable_hooks) > 0``, a local of that pass, never a
 process-wide flag: one thread adding or dropping a hook can never make another
 thread's pass skip one) instead of looking up every node.
 
+Observers (``observing``) see every Function call and every backward step
+of the current thread: forward-mode AD (``autograd.jvp``), ``detect_anomaly``
+and the backprop viewer are built on them.
+
 This module does not import ``dezero_kr.core`` (core imports it): the one
 thing it needs from the engine, the check of a gradient a hook returns, is
 passed in by the caller.
 """
+import contextlib
 import itertools
+import threading
 import weakref
 
 from dezero_kr.errors import hook_name
@@ -90,3 +98,47 @@ class HookHandle:
             hooks.fns.pop(self._key, None)
             if not hooks.fns and not hooks.retain:  # nothing left: backprop may skip the table
                 del _variable_hooks[var]
+
+
+# =============================================================================
+# Observers
+# =============================================================================
+# One list per thread: jvp() in one thread never sees another thread's operations.
+# Speed trick, as core._backprop_off: Function.__call__ tests ``_observed``, the count of
+# observers in all threads, not the thread-local list (~50 ns per op less, as measured for
+# _backprop_off).  A thread's own registrations are always counted, so a zero proves its list
+# is empty.  Core reads it as ``hooks._observed``: a module attribute, as it changes at run
+# time (~5 ns more than a global of core, measured: within the noise of core_ops).
+class _Observers(threading.local):
+    def __init__(self):
+        self.list = []
+
+
+_observers = _Observers()
+_observed = 0
+_observed_lock = threading.Lock()
+
+
+def _count_observer(delta):
+    global _observed
+    with _observed_lock:  # += on a global is not atomic across threads
+        _observed += delta
+
+
+@contextlib.contextmanager
+def observing(observer):
+    """Register ``observer`` in the current thread for the duration of the block.
+
+    The engine calls ``observer.on_forward(f, inputs, outputs)`` after every
+    Function call, ``observer.on_backward(f, gys, gxs)`` after every backward
+    step and, if the observer has it, ``observer.on_hook(var, hook, grad)``
+    for a gradient a hook returned.  Yields ``observer``.
+    """
+    observers = _observers.list
+    _count_observer(1)
+    observers.append(observer)
+    try:
+        yield observer
+    finally:
+        observers.remove(observer)
+        _count_observer(-1)
