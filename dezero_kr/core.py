@@ -170,7 +170,7 @@ def as_array(x, array_module=np):
 
 
 def as_variable(obj):
-    """Return ``obj`` if it is a Variable, else ``Variable(obj)`` (TypeError unless an ndarray)."""
+    """Return ``obj`` if it is a Variable, else ``Variable(obj)`` (TypeError unless an array)."""
     if isinstance(obj, Variable):
         return obj
     return Variable(obj)
