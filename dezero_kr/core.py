@@ -18,9 +18,9 @@ Read top to bottom:
 Supporting detail lives next door and imports nothing from here:
 ``dezero_kr.hooks`` (gradient hooks, and the observers through which forward
 mode and anomaly detection watch every operation) and ``dezero_kr.errors``
-(the error messages).  Each speed trick is explained where it is, with what it saves
-as measured on ``python -m bench core_ops``; docs/how_it_works.md tells the
-same story in Korean.
+(the error messages).  Each speed trick is explained where it is, with what
+it saves on the ``bench/core_ops.py`` workload (an interleaved A/B against the
+code without it); docs/how_it_works.md tells the same story in Korean.
 """
 import contextlib
 import heapq
@@ -32,10 +32,10 @@ import weakref
 import numpy as np
 
 from dezero_kr import cuda
+from dezero_kr import hooks as _hooks
 from dezero_kr.errors import (GRAD_CYCLE, ConfigError, cannot_copy, describe,  # noqa: F401
                               forward_error, hook_name, not_an_array, reused_function,
                               unknown_switch, wrong_gradient_count)
-from dezero_kr import hooks as _hooks
 from dezero_kr.hooks import _observers, _variable_hooks, hooks_of, observing  # noqa: F401
 
 _describe, _hook_name = describe, hook_name  # the names autograd and the tests know
