@@ -29,12 +29,24 @@ def _scalar_or_array(c, op):
                     f"(expected a Variable, a numpy.ndarray or a Python number)")
 
 
-# --- helpers for backward rules --------------------------------------------
-# A first-order backward (create_graph=False, so nothing is recorded) need not
-# build a Function object per operation: ``operands`` hands a backward rule
-# the Variables while a graph is recorded and their raw arrays otherwise, and
-# the same formula (written with + - * / ** @) runs on either.  ``as_grad``
-# turns the result back into the gradient Variable of an input.
+# --- how a rule is written ---------------------------------------------------
+# Every derivative is written once, as one formula that runs on Variables
+# while a graph is recorded (``backward(create_graph=True)``, or forward mode
+# under an outer level: the result must be differentiable again) and on plain
+# arrays otherwise (a first-order backward then builds no Function objects).
+# ``operands`` hands a rule one or the other, ``cached_or_rebuilt`` does the
+# same for a value ``forward`` kept, and ``as_grad`` turns the result into the
+# gradient Variable of an input.  These helpers are the only code of the
+# operations that reads ``Config.enable_backprop``.
+#
+# Three kinds of rule:
+# * elementwise ops give ``forward`` and their derivative ``_slope()``
+#   (``_slopes()`` with two inputs); ``Elementwise`` / ``BinaryElementwise``
+#   derive backward (dL/dx = sum_to(gy * slope)) and jvp (dy = dx * slope);
+# * linear ops (reshape, sum, get_item, add, ...): jvp is the op itself
+#   applied to the tangent;
+# * the rest (matmul, softmax, norms, attention, losses): backward and jvp
+#   side by side, sharing a helper for their common sub-expressions.
 def operands(*vs):
     """``vs`` (Variables) while a graph is recorded, else their ``.data`` arrays."""
     if Config.enable_backprop:
@@ -42,6 +54,23 @@ def operands(*vs):
     if len(vs) == 1:
         return (vs[0].data,)
     return tuple([v.data for v in vs])
+
+
+def cached_or_rebuilt(cached, rebuild):
+    """A value ``forward`` kept, as a rule operand: the array ``cached`` on the
+    plain path; while a graph is recorded, ``rebuild()``, the same value
+    built as Variables from the inputs (so the rule is differentiable again)."""
+    if Config.enable_backprop:
+        return rebuild()
+    return cached
+
+
+def either(a, recorded, raw):
+    """``recorded(a)`` for a Variable operand (a recorded op), ``raw(a)`` for an
+    array operand (the array math only: no Function is built)."""
+    if isinstance(a, Variable):
+        return recorded(a)
+    return raw(a)
 
 
 def as_grad(g, x):
@@ -70,6 +99,44 @@ def add_tangents(a, b):
     if b is None:
         return a
     return a + b
+
+
+class Elementwise(Function):
+    """Base of the one-input elementwise ops y = f(x): a subclass gives
+    ``forward`` and ``_slope()``, f'(x) built from ``operands`` (an array, or a
+    Variable while a graph is recorded; broadcastable to y).
+
+    dL/dx = sum_to(gy * f'(x), x.shape);  jvp: dy = dx * f'(x), broadcast to y.
+    """
+    __slots__ = ()
+
+    def backward(self, gy):
+        return as_grad(operands(gy)[0] * self._slope(), self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(dx * self._slope(), self.outputs[0]())
+
+
+class BinaryElementwise(Function):
+    """Base of the two-input elementwise ops y = f(x0, x1) (broadcasting): a
+    subclass gives ``forward`` and ``_slopes()``, the partial derivatives
+    (df/dx0, df/dx1) built from ``operands``.
+
+    dL/dx_i = sum_to(gy * df/dx_i, x_i.shape);  jvp: dy = dx0 df/dx0 + dx1 df/dx1.
+    """
+    __slots__ = ()
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        g, = operands(gy)
+        s0, s1 = self._slopes()
+        return as_grad(g * s0, x0), as_grad(g * s1, x1)
+
+    def jvp(self, dx0, dx1):
+        s0, s1 = self._slopes()
+        t0 = None if dx0 is None else dx0 * s0
+        t1 = None if dx1 is None else dx1 * s1
+        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
 
 
 class Add(Function):
@@ -162,23 +229,16 @@ class RSubConstant(Function):
         return _bcast_tangent(-dx, self.outputs[0]())
 
 
-class Mul(Function):
-    """y = x0 * x1.  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0)."""
+class Mul(BinaryElementwise):
+    """y = x0 * x1 (broadcasting).  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0)."""
     __slots__ = ()
 
     def forward(self, x0, x1):
         return x0 * x1
 
-    def backward(self, gy):
-        x0, x1 = self.inputs
-        g, a0, a1 = operands(gy, x0, x1)
-        return as_grad(g * a1, x0), as_grad(g * a0, x1)
-
-    def jvp(self, dx0, dx1):
-        x0, x1 = self.inputs
-        t0 = None if dx0 is None else dx0 * x1
-        t1 = None if dx1 is None else x0 * dx1
-        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
+    def _slopes(self):
+        a0, a1 = operands(*self.inputs)
+        return a1, a0
 
 
 class MulConstant(Function):
@@ -214,25 +274,17 @@ class Neg(Function):
         return -dx
 
 
-class Div(Function):
-    """y = x0 / x1.  dL/dx0 = gy / x1, dL/dx1 = -gy * x0 / x1**2 (each sum_to'd)."""
+class Div(BinaryElementwise):
+    """y = x0 / x1 (broadcasting).  dL/dx0 = sum_to(gy / x1), dL/dx1 = sum_to(-gy * y / x1)."""
     __slots__ = ()
 
     def forward(self, x0, x1):
         return x0 / x1
 
-    def backward(self, gy):
-        x0, x1 = self.inputs
-        g, a0, a1 = operands(gy, x0, x1)
-        gx0 = g / a1
-        gx1 = gx0 * (-a0 / a1)
-        return as_grad(gx0, x0), as_grad(gx1, x1)
-
-    def jvp(self, dx0, dx1):
-        x0, x1 = self.inputs
-        t0 = None if dx0 is None else dx0 / x1
-        t1 = None if dx1 is None else -dx1 * x0 / (x1 * x1)
-        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
+    def _slopes(self):
+        a1, y = operands(self.inputs[1], self.outputs[0]())
+        inv = 1 / a1
+        return inv, -y * inv
 
 
 class DivConstant(Function):
@@ -253,7 +305,7 @@ class DivConstant(Function):
         return _bcast_tangent(dx / self.c, self.outputs[0]())
 
 
-class RDivConstant(Function):
+class RDivConstant(Elementwise):
     """y = c / x for a constant c; dL/dx = sum_to(-gy * y / x)."""
     __slots__ = ('c',)
 
@@ -263,18 +315,12 @@ class RDivConstant(Function):
     def forward(self, x):
         return self.c / x
 
-    def backward(self, gy):
-        x = self.inputs[0]
-        g, a, y = operands(gy, x, self.outputs[0]())
-        return as_grad(-g * y / a, x)
-
-    def jvp(self, dx):
-        x = self.inputs[0]
-        y = self.outputs[0]()
-        return _bcast_tangent(-dx * y / x, y)
+    def _slope(self):
+        a, y = operands(self.inputs[0], self.outputs[0]())
+        return -y / a
 
 
-class Pow(Function):
+class Pow(Elementwise):
     """y = x ** c for a constant exponent c; dL/dx = sum_to(gy * c * x ** (c - 1)).
 
     Where ``c == 0`` the derivative is 0 at every x, x = 0 included (``x ** 0``
@@ -289,14 +335,8 @@ class Pow(Function):
     def forward(self, x):
         return x ** self.c
 
-    def backward(self, gy):
-        x = self.inputs[0]
-        g, a = operands(gy, x)
-        return as_grad(g * _pow_slope(a, self.c), x)
-
-    def jvp(self, dx):
-        x = self.inputs[0]
-        return _bcast_tangent(dx * _pow_slope(x, self.c), self.outputs[0]())
+    def _slope(self):
+        return _pow_slope(operands(self.inputs[0])[0], self.c)
 
 
 def _pow_slope(x, c):
@@ -307,7 +347,7 @@ def _pow_slope(x, c):
     return c * x ** (c - 1) if c != 0 else 0 * x ** 0
 
 
-class RPow(Function):
+class RPow(Elementwise):
     """y = c ** x for a constant base c; dL/dx = sum_to(gy * y * log(c)).
 
     Where ``c == 0`` and ``x >= 0`` the derivative is 0 (``0 ** x`` is 0, or 1
@@ -321,26 +361,20 @@ class RPow(Function):
     def forward(self, x):
         return self.c ** x
 
-    def backward(self, gy):
+    def _slope(self):
         y = self.outputs[0]()
-        return as_grad(gy * y * self._log_c(y), self.inputs[0])
-
-    def jvp(self, dx):
-        y = self.outputs[0]()
-        return _bcast_tangent(dx * self._log_c(y), y) * y
-
-    def _log_c(self, y):
         xp = cuda.get_array_module(y.data)
         c = xp.asarray(self.c, dtype=y.data.dtype)
         zero = c == 0
         if not zero.any():
-            return xp.log(c)
-        with np.errstate(divide='ignore'):
             log_c = xp.log(c)
-        return xp.where(zero & (self.inputs[0].data >= 0), 0, log_c).astype(y.data.dtype)
+        else:
+            with np.errstate(divide='ignore'):
+                log_c = xp.where(zero & (self.inputs[0].data >= 0), 0, xp.log(c)).astype(y.data.dtype)
+        return operands(y)[0] * log_c
 
 
-class PowVariable(Function):
+class PowVariable(BinaryElementwise):
     """y = x ** e with both a Variable.  dL/dx = gy * e * x**(e-1), dL/de = gy * y * log(x).
 
     As PyTorch: dL/dx is 0 where e == 0, and dL/de is 0 where x == 0 and
@@ -351,37 +385,21 @@ class PowVariable(Function):
     def forward(self, x, e):
         return x ** e
 
-    def backward(self, gy):
-        x, e = self.inputs
-        dydx, dyde = self._slopes()
-        return as_grad(gy * dydx, x), as_grad(gy * dyde, e)
-
-    def jvp(self, dx, de):
-        y = self.outputs[0]()
-        dydx, dyde = self._slopes()
-        t0 = None if dx is None else dx * dydx
-        t1 = None if de is None else de * dyde
-        return _bcast_tangent(add_tangents(t0, t1), y)
-
     def _slopes(self):
-        x, e = self.inputs
-        y = self.outputs[0]()
-        xp = cuda.get_array_module(y.data)
-        e_zero = e.data == 0
+        x, e, y = operands(self.inputs[0], self.inputs[1], self.outputs[0]())
+        x_data, e_data = self.inputs[0].data, self.inputs[1].data
+        xp = cuda.get_array_module(x_data)
+        dtype = self.outputs[0]().data.dtype
         # e - 1, but 0 where e == 0 (the added mask is a constant: d/de is still 1)
-        slope_exp = e - 1
-        if e_zero.any():
-            slope_exp = slope_exp + Constant(xp.asarray(e_zero, dtype=e.data.dtype))
-        x_zero = (x.data == 0) & (e.data >= 0)
+        e_zero = e_data == 0
+        slope_exp = e - 1 + xp.asarray(e_zero, dtype=dtype) if e_zero.any() else e - 1
         # log(x), but log(1) = 0 where x == 0 and e >= 0 (y is 0 or 1 there, so y * log = 0)
-        if x_zero.any():
-            log_x = log(x + Constant(xp.asarray(x_zero, dtype=y.data.dtype)))
-        else:
-            log_x = log(x)
-        return e * x ** slope_exp, y * log_x
+        x_zero = (x_data == 0) & (e_data >= 0)
+        x_log = x + xp.asarray(x_zero, dtype=dtype) if x_zero.any() else x
+        return e * x ** slope_exp, y * either(x_log, log, xp.log)
 
 
-class Log(Function):
+class Log(Elementwise):
     """y = log(x) (natural); dL/dx = gy / x.  (Here because PowVariable needs it;
     ``dezero_kr.functions_math`` re-exports it with the other elementary functions.)"""
     __slots__ = ()
@@ -389,12 +407,8 @@ class Log(Function):
     def forward(self, x):
         return cuda.get_array_module(x).log(x)
 
-    def backward(self, gy):
-        g, x = operands(gy, self.inputs[0])
-        return as_grad(g / x, self.inputs[0])
-
-    def jvp(self, dx):
-        return dx / self.inputs[0]
+    def _slope(self):
+        return 1 / operands(self.inputs[0])[0]
 
 
 def log(x):
