@@ -1,8 +1,8 @@
 """Elementwise math, shape helpers, reductions and linear maps.
 
 Each operation is a ``Function`` subclass with ``forward`` (raw arrays),
-``backward`` (Variables, so it is differentiable again) and ``jvp`` (forward
-mode) side by side, plus a one-line lowercase wrapper.  The arithmetic,
+``backward`` (reverse mode) and ``jvp`` (forward mode), written once as the
+rule idiom of ``dezero_kr.operators`` says,, plus a one-line lowercase wrapper.  The arithmetic,
 reshape/transpose/indexing, sum/broadcast, matmul, max/min and ``log`` live
 in ``dezero_kr.operators`` (Variable's operators need them);
 ``dezero_kr.functions`` re-exports everything.
