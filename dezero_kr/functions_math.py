@@ -2,10 +2,10 @@
 
 Each operation is a ``Function`` subclass with ``forward`` (raw arrays),
 ``backward`` (reverse mode) and ``jvp`` (forward mode), written once as the
-rule idiom of ``dezero_kr.operators`` says,, plus a one-line lowercase wrapper.  The arithmetic,
-reshape/transpose/indexing, sum/broadcast, matmul, max/min and ``log`` live
-in ``dezero_kr.operators`` (Variable's operators need them);
-``dezero_kr.functions`` re-exports everything.
+rule idiom of ``dezero_kr.operators`` says, plus a one-line lowercase
+wrapper. The arithmetic, reshape/transpose/indexing, sum/broadcast, matmul,
+max/min and ``log`` live in ``dezero_kr.operators`` (Variable's operators
+need them); ``dezero_kr.functions`` re-exports everything.
 """
 import warnings
 

@@ -3,10 +3,11 @@ embedding and attention.
 
 Each operation is a ``Function`` subclass with ``forward`` (raw arrays),
 ``backward`` (reverse mode) and ``jvp`` (forward mode), written once as the
-rule idiom of ``dezero_kr.operators`` says,, plus a lowercase wrapper.  A few names are documented
-*compositions* of other operations instead (the ``_simple`` teaching variants,
-``binary_cross_entropy``, ``cross_entropy``, ``embed_id``,
-``scaled_dot_product_attention``); their derivatives come from their parts.
+rule idiom of ``dezero_kr.operators`` says, plus a lowercase wrapper. A few
+names are documented *compositions* of other operations instead (the
+``_simple`` teaching variants, ``binary_cross_entropy``, ``cross_entropy``,
+``embed_id``, ``scaled_dot_product_attention``); their derivatives come from
+their parts.
 
 Every derivative is written once (see "how a rule is written" in
 ``dezero_kr.operators``): the elementwise ops give ``forward`` and ``_slope``
