@@ -35,12 +35,8 @@ class Sin(Elementwise):
     def forward(self, x):
         return _xp(x).sin(x)
 
-    def _slope(self):
-        return either(operands(self.inputs[0])[0], cos, _cos_array)
-
-
-def _cos_array(a):
-    return _xp(a).cos(a)
+    def _slope(self, x, y):
+        return cos(x) if isinstance(x, Variable) else _xp(x).cos(x)
 
 
 def sin(x):
@@ -55,12 +51,8 @@ class Cos(Elementwise):
     def forward(self, x):
         return _xp(x).cos(x)
 
-    def _slope(self):
-        return -either(operands(self.inputs[0])[0], sin, _sin_array)
-
-
-def _sin_array(a):
-    return _xp(a).sin(a)
+    def _slope(self, x, y):
+        return -(sin(x) if isinstance(x, Variable) else _xp(x).sin(x))
 
 
 def cos(x):
@@ -75,8 +67,7 @@ class Tan(Elementwise):
     def forward(self, x):
         return _xp(x).tan(x)
 
-    def _slope(self):
-        y, = operands(self.outputs[0]())
+    def _slope(self, x, y):
         return 1 + y * y
 
 
@@ -92,8 +83,7 @@ class Tanh(Elementwise):
     def forward(self, x):
         return _xp(x).tanh(x)
 
-    def _slope(self):
-        y, = operands(self.outputs[0]())
+    def _slope(self, x, y):
         return 1 - y * y
 
 
@@ -110,8 +100,8 @@ class Exp(Elementwise):
     def forward(self, x):
         return _xp(x).exp(x)
 
-    def _slope(self):
-        return operands(self.outputs[0]())[0]
+    def _slope(self, x, y):
+        return y
 
 
 def exp(x):
@@ -126,8 +116,8 @@ class Sqrt(Elementwise):
     def forward(self, x):
         return _xp(x).sqrt(x)
 
-    def _slope(self):
-        return 1 / (2 * operands(self.outputs[0]())[0])
+    def _slope(self, x, y):
+        return 1 / (2 * y)
 
 
 def sqrt(x):
@@ -143,9 +133,9 @@ class Abs(Elementwise):
     def forward(self, x):
         return _xp(x).abs(x)
 
-    def _slope(self):
-        x = self.inputs[0].data
-        return _xp(x).sign(x)  # piecewise constant: an array even while recording
+    def _slope(self, x, y):
+        x = self.inputs[0].data  # sign is piecewise constant: an array even while recording
+        return _xp(x).sign(x)
 
 
 def abs(x):
@@ -184,29 +174,37 @@ def mask_grad(g, mask):
 
 class Masking(Elementwise):
     """An elementwise op whose slope is a mask (bool, or weights such as 0, 0.5, 1):
-    backward and jvp multiply by it with ``mask_grad``, so blocked elements get an exact 0."""
+    backward and jvp multiply by it with ``mask_grad``, so blocked elements get an exact 0.
+    A mask is piecewise constant: ``_slope`` gets the raw arrays x and y, even while recording."""
     __slots__ = ()
 
     def backward(self, gy):
-        return as_grad(mask_grad(operands(gy)[0], self._slope()), self.inputs[0])
+        x = self.inputs[0]
+        mask = self._slope(x.data, self.outputs[0]().data)
+        return as_grad(mask_grad(operands(gy)[0], mask), x)
 
     def jvp(self, dx):
-        return mask_grad(dx, self._slope())
+        return mask_grad(dx, self._slope(self.inputs[0].data, self.outputs[0]().data))
 
 
 class BinaryMasking(BinaryElementwise):
-    """A two-input op whose partial derivatives are masks (``Maximum``, ``Where``):
-    dL/dx_i = sum_to(mask_grad(gy, mask_i)), dy = mask_grad(dx0, mask0) + mask_grad(dx1, mask1)."""
+    """A two-input op whose partial derivatives are masks (``Maximum``, ``Where``), given the
+    raw arrays x0, x1, y: dL/dx_i = sum_to(mask_grad(gy, mask_i)),
+    dy = mask_grad(dx0, mask0) + mask_grad(dx1, mask1)."""
     __slots__ = ()
+
+    def _masks(self):
+        x0, x1 = self.inputs
+        return self._slopes(x0.data, x1.data, self.outputs[0]().data)
 
     def backward(self, gy):
         x0, x1 = self.inputs
         g, = operands(gy)
-        m0, m1 = self._slopes()
+        m0, m1 = self._masks()
         return as_grad(mask_grad(g, m0), x0), as_grad(mask_grad(g, m1), x1)
 
     def jvp(self, dx0, dx1):
-        m0, m1 = self._slopes()
+        m0, m1 = self._masks()
         t0 = None if dx0 is None else mask_grad(dx0, m0)
         t1 = None if dx1 is None else mask_grad(dx1, m1)
         return add_tangents(t0, t1)
@@ -240,8 +238,7 @@ class Clip(Masking):
     def forward(self, x):
         return _xp(x).clip(x, self.x_min, self.x_max)
 
-    def _slope(self):
-        x = self.inputs[0].data
+    def _slope(self, x, y):
         return (x >= self.x_min) & (x <= self.x_max)  # inclusive: slope 1 at the bounds, as PyTorch
 
 
@@ -268,10 +265,8 @@ class Maximum(BinaryMasking):
     def forward(self, x0, x1):
         return _xp(x0).maximum(x0, x1)
 
-    def _slopes(self):
-        x0, x1 = self.inputs[0].data, self.inputs[1].data
-        dtype = self.outputs[0]().data.dtype
-        w0 = (x0 > x1).astype(dtype) + 0.5 * (x0 == x1).astype(dtype)
+    def _slopes(self, x0, x1, y):
+        w0 = (x0 > x1).astype(y.dtype) + 0.5 * (x0 == x1).astype(y.dtype)
         return w0, 1 - w0
 
 
@@ -282,8 +277,8 @@ class Minimum(Maximum):
     def forward(self, x0, x1):
         return _xp(x0).minimum(x0, x1)
 
-    def _slopes(self):
-        w1, w0 = super()._slopes()  # x0 smaller <=> x1 larger
+    def _slopes(self, x0, x1, y):
+        w1, w0 = super()._slopes(x0, x1, y)  # x0 smaller <=> x1 larger
         return w0, w1
 
 
@@ -312,9 +307,8 @@ class Where(BinaryMasking):
     def forward(self, x0, x1):
         return _xp(x0).where(self.condition, x0, x1)
 
-    def _slopes(self):
-        y_shape = self.outputs[0]().shape
-        c = _xp(self.condition).broadcast_to(self.condition, y_shape)
+    def _slopes(self, x0, x1, y):
+        c = _xp(self.condition).broadcast_to(self.condition, y.shape)
         return c, ~c
 
 

@@ -103,8 +103,7 @@ class Sigmoid(Elementwise):
     def forward(self, x):
         return _sigmoid_array(x)
 
-    def _slope(self):
-        y, = operands(self.outputs[0]())
+    def _slope(self, x, y):
         return y * (1 - y)
 
 
@@ -128,8 +127,8 @@ class ReLU(Masking):
     def forward(self, x):
         return _xp(x).maximum(x, 0)
 
-    def _slope(self):
-        return self.inputs[0].data > 0  # bool: multiplying keeps gy's dtype
+    def _slope(self, x, y):
+        return x > 0  # bool: multiplying keeps gy's dtype
 
 
 def relu(x):
@@ -148,8 +147,8 @@ class LeakyReLU(Elementwise):
     def forward(self, x):
         return _xp(x).where(x > 0, x, x * self.slope)
 
-    def _slope(self):
-        x = self.inputs[0].data
+    def _slope(self, x, y):
+        x = self.inputs[0].data  # piecewise constant: an array even while recording
         d = (x > 0).astype(x.dtype)
         d *= 1 - self.slope
         d += self.slope
@@ -188,8 +187,7 @@ class GELU(Elementwise):
         u *= 0.5
         return u
 
-    def _slope(self):
-        x, = operands(self.inputs[0])
+    def _slope(self, x, y):
         t = cached_or_rebuilt(self.t, lambda: tanh(_GELU_C * (x + _GELU_A * x * x * x)))
         return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
 
@@ -314,7 +312,7 @@ class MaskedFill(Masking):
         xp = _xp(x)
         return xp.where(self.mask, xp.asarray(self.value, dtype=x.dtype), x)
 
-    def _slope(self):
+    def _slope(self, x, y):
         return ~self.mask
 
 
@@ -791,7 +789,7 @@ class Dropout(Elementwise):
         y *= 1.0 / (1.0 - self.ratio)
         return y
 
-    def _slope(self):
+    def _slope(self, x, y):
         slope = self.keep.astype(self.inputs[0].dtype)  # x's dtype: float32 stays float32
         slope *= 1.0 / (1.0 - self.ratio)
         return slope
