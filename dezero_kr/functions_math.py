@@ -14,7 +14,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Constant, Function, Variable, as_variable
 from dezero_kr.operators import (BinaryElementwise, Elementwise, Log, add_tangents,  # noqa: F401
-                                 as_grad, broadcast_to, either, log, matmul, operands, reshape,
+                                 as_grad, broadcast_to, log, matmul, operands, reshape,
                                  sum, transpose)
 
 # NumPy's own exception for a bad axis (a ValueError and an IndexError); moved in NumPy 2.

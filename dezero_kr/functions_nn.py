@@ -29,7 +29,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import Config, Function, Variable, as_variable
-from dezero_kr.operators import (Elementwise, add_tangents, as_grad, broadcast_to, cached_or_rebuilt, either,
+from dezero_kr.operators import (Elementwise, add_tangents, as_grad, broadcast_to, cached_or_rebuilt,
                                  get_item, matmul, operands, reshape, sum, sum_to)
 from dezero_kr.functions_math import Masking, clip, exp, log, mean, stack, tanh
 
@@ -277,7 +277,8 @@ class LogSoftmax(Function):
 
     def _p(self):
         """softmax(x) = exp(y)."""
-        return either(operands(self.outputs[0]())[0], exp, _exp_array)
+        y, = operands(self.outputs[0]())
+        return exp(y) if isinstance(y, Variable) else _xp(y).exp(y)
 
     def backward(self, gy):
         g, = operands(gy)
@@ -285,11 +286,6 @@ class LogSoftmax(Function):
 
     def jvp(self, dx):
         return dx - sum(self._p() * dx, self.axis, keepdims=True)
-
-
-def _exp_array(a):
-    return _xp(a).exp(a)
-
 
 def log_softmax(x, axis=1):
     """Log of the softmax along ``axis``: y = x - log(sum(exp(x), axis)), same shape and dtype as x
@@ -442,7 +438,7 @@ def _heads_view(y, n_head):
 
 def _pack_heads(heads):
     """(dq, dk, dv), each (B, H, T, D) -> (B, T, 3 H D): the layout of qkv (arrays or Variables)."""
-    stacked = either(heads[0], lambda _: stack(heads), lambda a: _xp(a).stack(heads))  # (3, B, H, T, D)
+    stacked = stack(heads) if isinstance(heads[0], Variable) else _xp(heads[0]).stack(heads)  # (3, B, H, T, D)
     _, B, H, T, D = stacked.shape
     return stacked.transpose((1, 3, 0, 2, 4)).reshape((B, T, 3 * H * D))
 
@@ -688,7 +684,8 @@ class SigmoidCrossEntropy(Function):
     def _slope_x(self):
         """dy/dx = (sigmoid(x) - t) / N."""
         x, t = operands(*self.inputs)
-        return (either(x, sigmoid, _sigmoid_array) - t) * (1 / _batch_size(x.shape))
+        p = sigmoid(x) if isinstance(x, Variable) else _sigmoid_array(x)
+        return (p - t) * (1 / _batch_size(x.shape))
 
     def _slope_t(self):
         """dy/dt = -x / N."""

@@ -36,7 +36,10 @@ def _scalar_or_array(c, op):
 # arrays otherwise (a first-order backward then builds no Function objects).
 # ``operands`` hands a rule one or the other, ``cached_or_rebuilt`` does the
 # same for a value ``forward`` kept, and ``as_grad`` turns the result into the
-# gradient Variable of an input.  These helpers are the only code of the
+# gradient Variable of an input.  A rule that needs a function such as cos on
+# an operand calls ``cos(a)`` for a Variable and the NumPy ufunc for an array
+# (``isinstance`` decides: the graph must not record what the arrays skip).
+# These helpers are the only code of the
 # operations that reads ``Config.enable_backprop``.
 #
 # Three kinds of rule:
@@ -72,14 +75,6 @@ def cached_or_rebuilt(cached, rebuild):
     if Config.enable_backprop:
         return rebuild()
     return cached
-
-
-def either(a, recorded, raw):
-    """``recorded(a)`` for a Variable operand (a recorded op), ``raw(a)`` for an
-    array operand (the array math only: no Function is built)."""
-    if isinstance(a, Variable):
-        return recorded(a)
-    return raw(a)
 
 
 def as_grad(g, x):
@@ -405,7 +400,7 @@ class PowVariable(BinaryElementwise):
         # log(x), but log(1) = 0 where x == 0 and e >= 0 (y is 0 or 1 there, so y * log = 0)
         x_zero = (x_data == 0) & (e_data >= 0)
         x_log = x + xp.asarray(x_zero, dtype=dtype) if x_zero.any() else x
-        return e * x ** slope_exp, y * either(x_log, log, xp.log)
+        return e * x ** slope_exp, y * (log(x_log) if isinstance(x_log, Variable) else xp.log(x_log))
 
 
 class Log(Elementwise):
@@ -552,14 +547,28 @@ class GetItem(Function):
         return x[self.slices]
 
     def backward(self, gy):
-        x = self.inputs[0]
-        scatter = GetItemGrad(self.slices, x.data.shape)
-        if Config.enable_backprop:
-            return scatter(gy)
-        return Variable(scatter.forward(gy.data))  # a first-order pass records nothing
+        shape = self.inputs[0].data.shape
+        g, = operands(gy)
+        if isinstance(g, Variable):
+            return GetItemGrad(self.slices, shape)(g)
+        return Variable(_scatter_add_at(g, self.slices, shape))
 
     def jvp(self, dx):
         return get_item(dx, self.slices)
+
+
+def _scatter_add_at(gy, slices, shape):
+    """Zeros of ``shape`` with the array ``gy`` added at ``slices`` (repeated indices add up)."""
+    xp = cuda.get_array_module(gy)
+    gx = xp.zeros(shape, dtype=gy.dtype)
+    if _is_basic_index(slices):
+        gx[slices] = gy
+    elif xp is np:
+        np.add.at(gx, slices, gy)
+    else:
+        import cupyx  # only reached with CuPy arrays
+        cupyx.scatter_add(gx, slices, gy)
+    return gx
 
 
 class GetItemGrad(Function):
@@ -572,16 +581,7 @@ class GetItemGrad(Function):
         self.in_shape = in_shape
 
     def forward(self, gy):
-        xp = cuda.get_array_module(gy)
-        gx = xp.zeros(self.in_shape, dtype=gy.dtype)
-        if _is_basic_index(self.slices):
-            gx[self.slices] = gy
-        elif xp is np:
-            np.add.at(gx, self.slices, gy)
-        else:
-            import cupyx  # only reached with CuPy arrays
-            cupyx.scatter_add(gx, self.slices, gy)
-        return gx
+        return _scatter_add_at(gy, self.slices, self.in_shape)
 
     def backward(self, ggx):
         return get_item(ggx, self.slices)
@@ -611,8 +611,8 @@ class Sum(Function):
 
     def backward(self, gy):
         x_shape = self.inputs[0].data.shape
-        gy = reshape_sum_backward(gy, x_shape, self.axis, self.keepdims)
-        return broadcast_to(gy, x_shape)
+        g = reshape_sum_backward(operands(gy)[0], x_shape, self.axis, self.keepdims)
+        return _broadcast_grad(g, x_shape)
 
     def jvp(self, dx):
         return sum(dx, self.axis, self.keepdims)
@@ -634,7 +634,7 @@ class SumTo(Function):
         return _sum_to_array(x, self.shape)
 
     def backward(self, gy):
-        return broadcast_to(gy, self.inputs[0].data.shape)
+        return _broadcast_grad(operands(gy)[0], self.inputs[0].data.shape)
 
     def jvp(self, dx):
         return sum_to(dx, self.shape)
@@ -659,10 +659,17 @@ class BroadcastTo(Function):
         return xp.broadcast_to(x, self.shape)
 
     def backward(self, gy):
-        return sum_to(gy, self.inputs[0].data.shape)
+        return as_grad(operands(gy)[0], self.inputs[0])  # summed to x's shape
 
     def jvp(self, dx):
         return broadcast_to(dx, self.shape)
+
+
+def _broadcast_grad(g, shape):
+    """A gradient operand broadcast to ``shape`` (a read-only view for an array), as a Variable."""
+    if isinstance(g, Variable):
+        return broadcast_to(g, shape)
+    return Variable(cuda.get_array_module(g).broadcast_to(g, shape))
 
 
 def broadcast_to(x, shape):
@@ -746,7 +753,7 @@ class Max(Function):
 
     def backward(self, gy):
         weights, shape = self._weights()
-        return broadcast_to(reshape(gy, shape), weights.shape) * weights
+        return as_grad(operands(gy)[0].reshape(shape) * weights, self.inputs[0])
 
     def jvp(self, dx):
         weights, _ = self._weights()
