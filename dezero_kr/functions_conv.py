@@ -24,9 +24,10 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import get_conv_outsize, get_deconv_outsize, pair
-from dezero_kr.core import Config, Function
+from dezero_kr.core import Function
 from dezero_kr.core import as_variable  # noqa: F401  (DeZero's functions_conv exports it)
-from dezero_kr.operators import add_tangents, broadcast_to, max as _max, reshape, sum as _sum, transpose
+from dezero_kr.operators import (add_tangents, broadcast_to, max as _max, recording, reshape, sum as _sum,
+                                 transpose)
 from dezero_kr.functions_math import linear
 
 
@@ -463,7 +464,7 @@ class Pooling(_MaxPoolingBase):
         # Under no_grad no backward will ask for the argmax: skip finding it
         # (forward mode may still ask: then _recorded_state finds it late).
         y, self.positions = _max_pool_array(x, self.kernel_size, self.stride, self.pad,
-                                            with_positions=Config.enable_backprop)
+                                            with_positions=recording())
         return y
 
     def _recorded_state(self):

@@ -77,6 +77,12 @@ def cached_or_rebuilt(cached, rebuild):
     return cached
 
 
+def recording():
+    """Whether a graph is being recorded now: a ``forward`` may skip work that
+    only a later backward or jvp needs (max pooling's argmax positions)."""
+    return Config.enable_backprop
+
+
 def as_grad(g, x):
     """A backward result ``g`` (Variable, or an array on the plain path) as the
     gradient of input ``x``: summed over broadcast axes to ``x``'s shape."""
