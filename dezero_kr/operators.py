@@ -427,56 +427,101 @@ def log(x):
 
 
 def add(x0, x1):
+    """``x0 + x1`` (the operator ``+``), elementwise with NumPy broadcasting.
+
+    Shape: the broadcast shape; dtype: NumPy's result type (a Python scalar
+    keeps x0's dtype).  dL/dx0 = sum_to(gy, x0.shape), dL/dx1 = sum_to(gy, x1.shape).
+    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
+    differentiated); anything else is a TypeError naming the operator.
+    """
     if isinstance(x1, Variable):
         return Add()(x0, x1)
     return AddConstant(_scalar_or_array(x1, '+'))(x0)
 
 
 def sub(x0, x1):
+    """``x0 - x1`` (the operator ``-``), elementwise with NumPy broadcasting.
+
+    Shape: the broadcast shape; dtype: NumPy's result type (a Python scalar
+    keeps x0's dtype).  dL/dx0 = sum_to(gy), dL/dx1 = -sum_to(gy), each to its input's shape.
+    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
+    differentiated); anything else is a TypeError naming the operator.
+    """
     if isinstance(x1, Variable):
         return Sub()(x0, x1)
     return SubConstant(_scalar_or_array(x1, '-'))(x0)
 
 
 def rsub(x0, x1):
-    """x1 - x0 (the reflected operator ``c - x``)."""
+    """``x1 - x0``, the reflected operator ``c - x`` (as ``sub`` with the operands swapped).
+
+    dL/dx0 = -sum_to(gy, x0.shape).  ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
+    differentiated); anything else is a TypeError naming the operator.
+    """
     if isinstance(x1, Variable):
         return Sub()(x1, x0)
     return RSubConstant(_scalar_or_array(x1, '-'))(x0)
 
 
 def mul(x0, x1):
+    """``x0 * x1`` (the operator ``*``), elementwise with NumPy broadcasting.
+
+    Shape: the broadcast shape; dtype: NumPy's result type (a Python scalar
+    keeps x0's dtype).  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0).
+    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
+    differentiated); anything else is a TypeError naming the operator.
+    """
     if isinstance(x1, Variable):
         return Mul()(x0, x1)
     return MulConstant(_scalar_or_array(x1, '*'))(x0)
 
 
 def neg(x):
+    """``-x`` (unary minus), same shape and dtype as x; dL/dx = -gy."""
     return Neg()(x)
 
 
 def div(x0, x1):
+    """``x0 / x1`` (the operator ``/``), elementwise with NumPy broadcasting.
+
+    Shape: the broadcast shape; dtype: NumPy's true-division result type.
+    dL/dx0 = sum_to(gy / x1), dL/dx1 = sum_to(-gy * x0 / x1^2).  Division by
+    zero gives inf or nan with NumPy's RuntimeWarning, not an exception.
+    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
+    differentiated); anything else is a TypeError naming the operator.
+    """
     if isinstance(x1, Variable):
         return Div()(x0, x1)
     return DivConstant(_scalar_or_array(x1, '/'))(x0)
 
 
 def rdiv(x0, x1):
-    """x1 / x0 (the reflected operator ``c / x``)."""
+    """``x1 / x0``, the reflected operator ``c / x``; dL/dx0 = sum_to(-gy * y / x0).
+
+    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
+    differentiated); anything else is a TypeError naming the operator.
+    """
     if isinstance(x1, Variable):
         return Div()(x1, x0)
     return RDivConstant(_scalar_or_array(x1, '/'))(x0)
 
 
 def pow(x, c):
-    """x ** c; ``c`` a constant (DeZero) or a Variable (differentiable exponent)."""
+    """``x ** c`` (the operator ``**``), elementwise with broadcasting.
+
+    ``c`` a constant (as DeZero; dL/dx = gy * c * x^(c-1), exactly 0 where c == 0)
+    or a Variable (also dL/dc = gy * y * log(x), 0 where x == 0 and c >= 0).
+    Shape: the broadcast shape; dtype: NumPy's result type.  Anything else
+    than a Variable, a number or an array is a TypeError.
+    """
     if isinstance(c, Variable):
         return PowVariable()(x, c)
     return Pow(_scalar_or_array(c, '**'))(x)
 
 
 def rpow(x, c):
-    """c ** x (the reflected operator ``2 ** x``)."""
+    """``c ** x``, the reflected operator (``2 ** x``); dL/dx = gy * y * log(c)
+    (0 where c == 0 and x >= 0).  ``c`` a number, an array or a Variable, else TypeError."""
     if isinstance(c, Variable):
         return PowVariable()(c, x)
     return RPow(_scalar_or_array(c, '**'))(x)
@@ -503,6 +548,9 @@ class Reshape(Function):
 
 
 def reshape(x, shape):
+    """``x`` with a new ``shape`` (a tuple; one entry may be -1), the same elements
+    in C order and the same dtype; ``x`` itself (as a Variable) when the shape is
+    unchanged.  dL/dx = gy.reshape(x.shape).  A size mismatch is NumPy's ValueError."""
     if x.shape == tuple(shape):
         return as_variable(x)
     return Reshape(shape)(x)
@@ -530,6 +578,8 @@ class Transpose(Function):
 
 
 def transpose(x, axes=None):
+    """``x`` with its axes permuted (``axes=None`` reverses them), as
+    ``np.transpose``; same dtype.  dL/dx = gy transposed by the inverse permutation."""
     return Transpose(axes)(x)
 
 
@@ -597,6 +647,12 @@ class GetItemGrad(Function):
 
 
 def get_item(x, slices):
+    """``x[slices]`` (the operator ``[]``): any NumPy index (ints, slices, None,
+    Ellipsis, integer or bool arrays; a Variable index is used as its array).
+
+    Shape and dtype as NumPy's indexing.  dL/dx = zeros of x's shape with gy
+    added at ``slices`` (an element picked twice gets both gradients).  An
+    out-of-range index is NumPy's IndexError."""
     if isinstance(slices, Variable):
         slices = slices.data
     return GetItem(slices)(x)
@@ -625,6 +681,10 @@ class Sum(Function):
 
 
 def sum(x, axis=None, keepdims=False):
+    """Sum of the elements over ``axis`` (None: all; an int or a tuple), as
+    ``np.sum``; ``keepdims`` keeps the reduced axes as length 1.  dtype as NumPy's
+    sum (float32 stays float32).  dL/dx = gy broadcast back to x.shape.  A bad
+    axis is NumPy's AxisError."""
     return Sum(axis, keepdims)(x)
 
 
@@ -647,6 +707,9 @@ class SumTo(Function):
 
 
 def sum_to(x, shape):
+    """Sum ``x`` down to ``shape`` (undo broadcasting: leading axes and axes
+    where ``shape`` has 1 are summed, kept as in ``shape``); ``x`` itself when the
+    shape already matches.  dL/dx = broadcast_to(gy, x.shape)."""
     if x.shape == tuple(shape):
         return as_variable(x)
     return SumTo(shape)(x)
@@ -679,6 +742,9 @@ def _broadcast_grad(g, shape):
 
 
 def broadcast_to(x, shape):
+    """``x`` broadcast to ``shape`` as ``np.broadcast_to`` (same dtype); ``x``
+    itself when the shape already matches.  dL/dx = sum_to(gy, x.shape).  Shapes
+    that do not broadcast are NumPy's ValueError."""
     if x.shape == tuple(shape):
         return as_variable(x)
     return BroadcastTo(shape)(x)
@@ -724,6 +790,10 @@ def _swap_last(a):
 
 
 def matmul(x, W):
+    """Matrix product ``x @ W`` (the operator ``@``) with NumPy's rules: 2-D,
+    batched (leading axes broadcast) or 1-D operands.  dtype: NumPy's result type.
+    dL/dx = gy @ W^T, dL/dW = x^T @ gy (summed over broadcast batch axes).
+    Mismatched inner sizes are NumPy's ValueError."""
     return MatMul()(x, W)
 
 
@@ -775,8 +845,12 @@ class Min(Max):
 
 
 def max(x, axis=None, keepdims=False):
+    """Maximum over ``axis`` (None: all; an int or a tuple), as ``np.max``;
+    same dtype.  dL/dx = gy / k at the k elements equal to the maximum (ties
+    split evenly), 0 elsewhere.  An empty reduction is NumPy's ValueError."""
     return Max(axis, keepdims)(x)
 
 
 def min(x, axis=None, keepdims=False):
+    """Minimum over ``axis``, as ``np.min``; gradient as ``max`` (ties split evenly)."""
     return Min(axis, keepdims)(x)
