@@ -613,17 +613,23 @@ class GetItem(Function):
         return get_item(dx, self.slices)
 
 
+def scatter_add(target, index, values):
+    """``target[index] += values`` in place on arrays, with repeated indices adding
+    up (``np.add.at``; ``cupyx.scatter_add`` for CuPy arrays)."""
+    if cuda.get_array_module(target) is np:
+        np.add.at(target, index, values)
+    else:
+        import cupyx  # optional: only reached with CuPy arrays
+        cupyx.scatter_add(target, index, values)
+
+
 def _scatter_add_at(gy, slices, shape):
     """Zeros of ``shape`` with the array ``gy`` added at ``slices`` (repeated indices add up)."""
-    xp = cuda.get_array_module(gy)
-    gx = xp.zeros(shape, dtype=gy.dtype)
+    gx = cuda.get_array_module(gy).zeros(shape, dtype=gy.dtype)
     if _is_basic_index(slices):
         gx[slices] = gy
-    elif xp is np:
-        np.add.at(gx, slices, gy)
     else:
-        import cupyx  # only reached with CuPy arrays
-        cupyx.scatter_add(gx, slices, gy)
+        scatter_add(gx, slices, gy)
     return gx
 
 
