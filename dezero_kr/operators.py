@@ -172,24 +172,6 @@ class Add(Function):
         return _bcast_tangent(add_tangents(dx0, dx1), y)
 
 
-class AddConstant(Function):
-    """y = x + c for a constant c (scalar or array); dL/dx = sum_to(gy)."""
-    __slots__ = ('c',)
-    backward_reads_values = False
-
-    def __init__(self, c):
-        self.c = c
-
-    def forward(self, x):
-        return x + self.c
-
-    def backward(self, gy):
-        return as_grad(operands(gy)[0], self.inputs[0])
-
-    def jvp(self, dx):
-        return _bcast_tangent(dx, self.outputs[0]())
-
-
 class Sub(Function):
     """y = x0 - x1.  dL/dx0 = sum_to(gy), dL/dx1 = -sum_to(gy)."""
     __slots__ = ()
@@ -208,71 +190,6 @@ class Sub(Function):
                               self.outputs[0]())
 
 
-class SubConstant(Function):
-    """y = x - c for a constant c; dL/dx = sum_to(gy)."""
-    __slots__ = ('c',)
-    backward_reads_values = False
-
-    def __init__(self, c):
-        self.c = c
-
-    def forward(self, x):
-        return x - self.c
-
-    def backward(self, gy):
-        return as_grad(operands(gy)[0], self.inputs[0])
-
-    def jvp(self, dx):
-        return _bcast_tangent(dx, self.outputs[0]())
-
-
-class RSubConstant(Function):
-    """y = c - x for a constant c; dL/dx = -sum_to(gy)."""
-    __slots__ = ('c',)
-    backward_reads_values = False
-
-    def __init__(self, c):
-        self.c = c
-
-    def forward(self, x):
-        return self.c - x
-
-    def backward(self, gy):
-        return as_grad(-operands(gy)[0], self.inputs[0])
-
-    def jvp(self, dx):
-        return _bcast_tangent(-dx, self.outputs[0]())
-
-
-class Mul(BinaryElementwise):
-    """y = x0 * x1 (broadcasting).  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0)."""
-    __slots__ = ()
-
-    def forward(self, x0, x1):
-        return x0 * x1
-
-    def _slopes(self, x0, x1, y):
-        return x1, x0
-
-
-class MulConstant(Function):
-    """y = x * c for a constant c; dL/dx = sum_to(gy * c)."""
-    __slots__ = ('c',)
-    backward_reads_values = False
-
-    def __init__(self, c):
-        self.c = c
-
-    def forward(self, x):
-        return x * self.c
-
-    def backward(self, gy):
-        return as_grad(operands(gy)[0] * self.c, self.inputs[0])
-
-    def jvp(self, dx):
-        return _bcast_tangent(dx * self.c, self.outputs[0]())
-
-
 class Neg(Function):
     """y = -x; dL/dx = -gy."""
     __slots__ = ()
@@ -288,6 +205,87 @@ class Neg(Function):
         return -dx
 
 
+class _ConstantOperand(Function):
+    """Base of y = x (op) c with a constant c (a number or an array, not
+    differentiated): y is affine in x, so the rule is its linear part
+    ``_linear(g)`` (g, g * c, ...) applied to gy (summed back to x's shape) in
+    backward and to the tangent (broadcast to y) in jvp."""
+    __slots__ = ('c',)
+    backward_reads_values = False
+
+    def __init__(self, c):
+        self.c = c
+
+    def backward(self, gy):
+        return as_grad(self._linear(operands(gy)[0]), self.inputs[0])
+
+    def jvp(self, dx):
+        return _bcast_tangent(self._linear(dx), self.outputs[0]())
+
+    def _linear(self, g):
+        return g
+
+
+class AddConstant(_ConstantOperand):
+    """y = x + c for a constant c (scalar or array); dL/dx = sum_to(gy)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return x + self.c
+
+
+class SubConstant(_ConstantOperand):
+    """y = x - c for a constant c; dL/dx = sum_to(gy)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return x - self.c
+
+
+class RSubConstant(_ConstantOperand):
+    """y = c - x for a constant c; dL/dx = -sum_to(gy)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return self.c - x
+
+    def _linear(self, g):
+        return -g
+
+
+class MulConstant(_ConstantOperand):
+    """y = x * c for a constant c; dL/dx = sum_to(gy * c)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return x * self.c
+
+    def _linear(self, g):
+        return g * self.c
+
+
+class DivConstant(_ConstantOperand):
+    """y = x / c for a constant c; dL/dx = sum_to(gy / c)."""
+    __slots__ = ()
+
+    def forward(self, x):
+        return x / self.c
+
+    def _linear(self, g):
+        return g / self.c
+
+
+class Mul(BinaryElementwise):
+    """y = x0 * x1 (broadcasting).  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0)."""
+    __slots__ = ()
+
+    def forward(self, x0, x1):
+        return x0 * x1
+
+    def _slopes(self, x0, x1, y):
+        return x1, x0
+
+
 class Div(BinaryElementwise):
     """y = x0 / x1 (broadcasting).  dL/dx0 = sum_to(gy / x1), dL/dx1 = sum_to(-gy * y / x1)."""
     __slots__ = ()
@@ -298,24 +296,6 @@ class Div(BinaryElementwise):
     def _slopes(self, x0, x1, y):
         inv = 1 / x1
         return inv, -y * inv
-
-
-class DivConstant(Function):
-    """y = x / c for a constant c; dL/dx = sum_to(gy / c)."""
-    __slots__ = ('c',)
-    backward_reads_values = False
-
-    def __init__(self, c):
-        self.c = c
-
-    def forward(self, x):
-        return x / self.c
-
-    def backward(self, gy):
-        return as_grad(operands(gy)[0] / self.c, self.inputs[0])
-
-    def jvp(self, dx):
-        return _bcast_tangent(dx / self.c, self.outputs[0]())
 
 
 class RDivConstant(Elementwise):
