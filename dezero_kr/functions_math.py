@@ -21,8 +21,7 @@ from dezero_kr.operators import (BinaryElementwise, Elementwise, Log, add_tangen
 _AxisError = getattr(np, 'exceptions', np).AxisError
 
 
-def _xp(x):
-    return cuda.get_array_module(x)
+_xp = cuda.get_array_module  # numpy, or cupy for CuPy arrays
 
 
 # =============================================================================
@@ -189,13 +188,13 @@ class Masking(Elementwise):
 
 class BinaryMasking(BinaryElementwise):
     """A two-input op whose partial derivatives are masks (``Maximum``, ``Where``), given the
-    raw arrays x0, x1, y: dL/dx_i = sum_to(mask_grad(gy, mask_i)),
+    raw arrays x0 and x1: dL/dx_i = sum_to(mask_grad(gy, mask_i)),
     dy = mask_grad(dx0, mask0) + mask_grad(dx1, mask1)."""
     __slots__ = ()
 
     def _masks(self):
         x0, x1 = self.inputs
-        return self._slopes(x0.data, x1.data, self.outputs[0]().data)
+        return self._slopes(x0.data, x1.data)
 
     def backward(self, gy):
         x0, x1 = self.inputs
@@ -265,8 +264,9 @@ class Maximum(BinaryMasking):
     def forward(self, x0, x1):
         return _xp(x0).maximum(x0, x1)
 
-    def _slopes(self, x0, x1, y):
-        w0 = (x0 > x1).astype(y.dtype) + 0.5 * (x0 == x1).astype(y.dtype)
+    def _slopes(self, x0, x1):
+        dtype = self.outputs[0]().data.dtype
+        w0 = (x0 > x1).astype(dtype) + 0.5 * (x0 == x1).astype(dtype)
         return w0, 1 - w0
 
 
@@ -277,8 +277,8 @@ class Minimum(Maximum):
     def forward(self, x0, x1):
         return _xp(x0).minimum(x0, x1)
 
-    def _slopes(self, x0, x1, y):
-        w1, w0 = super()._slopes(x0, x1, y)  # x0 smaller <=> x1 larger
+    def _slopes(self, x0, x1):
+        w1, w0 = super()._slopes(x0, x1)  # x0 smaller <=> x1 larger
         return w0, w1
 
 
@@ -307,8 +307,8 @@ class Where(BinaryMasking):
     def forward(self, x0, x1):
         return _xp(x0).where(self.condition, x0, x1)
 
-    def _slopes(self, x0, x1, y):
-        c = _xp(self.condition).broadcast_to(self.condition, y.shape)
+    def _slopes(self, x0, x1):
+        c = _xp(self.condition).broadcast_to(self.condition, self.outputs[0]().shape)
         return c, ~c
 
 

@@ -34,8 +34,7 @@ from dezero_kr.operators import (Elementwise, add_tangents, as_grad, broadcast_t
 from dezero_kr.functions_math import Masking, clip, exp, log, mean, stack, tanh
 
 
-def _xp(x):
-    return cuda.get_array_module(x)
+_xp = cuda.get_array_module  # numpy, or cupy for CuPy arrays
 
 
 # =============================================================================

@@ -86,13 +86,13 @@ def recording():
 def as_grad(g, x):
     """A backward result ``g`` (Variable, or an array on the plain path) as the
     gradient of input ``x``: summed over broadcast axes to ``x``'s shape."""
+    shape = x.data.shape
+    if g.__class__ is np.ndarray:  # the plain path, tested first: it is the hot one
+        return Variable(g if g.shape == shape else _sum_to_array(g, shape))
     if isinstance(g, Variable):
-        return sum_to(g, x.data.shape) if g.data.shape != x.data.shape else g
-    if g.__class__ is not np.ndarray:
-        g = as_array(g)  # a NumPy scalar from a 0-d operation (or a CuPy array)
-    if g.shape != x.data.shape:
-        g = _sum_to_array(g, x.data.shape)
-    return Variable(g)
+        return sum_to(g, shape) if g.data.shape != shape else g
+    g = as_array(g)  # a NumPy scalar from a 0-d operation (or a CuPy array)
+    return Variable(g if g.shape == shape else _sum_to_array(g, shape))
 
 
 def _bcast_tangent(t, y):
@@ -133,8 +133,8 @@ class Elementwise(Function):
 
 class BinaryElementwise(Function):
     """Base of the two-input elementwise ops y = f(x0, x1) (broadcasting): a
-    subclass gives ``forward`` and ``_slopes(x0, x1, y)``, the partial
-    derivatives (df/dx0, df/dx1) computed from the operands.
+    subclass gives ``forward`` and ``_slopes(x0, x1)``, the partial
+    derivatives (df/dx0, df/dx1) computed from the operands x0 and x1.
 
     dL/dx_i = sum_to(gy * df/dx_i, x_i.shape);  jvp: dy = dx0 df/dx0 + dx1 df/dx1.
     """
@@ -142,16 +142,15 @@ class BinaryElementwise(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        g, a0, a1, y = operands(gy, x0, x1, self.outputs[0]())
-        s0, s1 = self._slopes(a0, a1, y)
+        g, a0, a1 = operands(gy, x0, x1)
+        s0, s1 = self._slopes(a0, a1)
         return as_grad(g * s0, x0), as_grad(g * s1, x1)
 
     def jvp(self, dx0, dx1):
-        y = self.outputs[0]()
-        s0, s1 = self._slopes(*operands(*self.inputs, y))
+        s0, s1 = self._slopes(*operands(*self.inputs))
         t0 = None if dx0 is None else dx0 * s0
         t1 = None if dx1 is None else dx1 * s1
-        return _bcast_tangent(add_tangents(t0, t1), y)
+        return _bcast_tangent(add_tangents(t0, t1), self.outputs[0]())
 
 
 class Add(Function):
@@ -282,20 +281,20 @@ class Mul(BinaryElementwise):
     def forward(self, x0, x1):
         return x0 * x1
 
-    def _slopes(self, x0, x1, y):
+    def _slopes(self, x0, x1):
         return x1, x0
 
 
 class Div(BinaryElementwise):
-    """y = x0 / x1 (broadcasting).  dL/dx0 = sum_to(gy / x1), dL/dx1 = sum_to(-gy * y / x1)."""
+    """y = x0 / x1 (broadcasting).  dL/dx0 = sum_to(gy / x1), dL/dx1 = sum_to(-gy * x0 / x1^2)."""
     __slots__ = ()
 
     def forward(self, x0, x1):
         return x0 / x1
 
-    def _slopes(self, x0, x1, y):
+    def _slopes(self, x0, x1):
         inv = 1 / x1
-        return inv, -y * inv
+        return inv, -x0 * inv * inv
 
 
 class RDivConstant(Elementwise):
@@ -376,7 +375,8 @@ class PowVariable(BinaryElementwise):
     def forward(self, x, e):
         return x ** e
 
-    def _slopes(self, x, e, y):
+    def _slopes(self, x, e):
+        y, = operands(self.outputs[0]())
         x_data, e_data = self.inputs[0].data, self.inputs[1].data
         xp = cuda.get_array_module(x_data)
         dtype = self.outputs[0]().data.dtype
