@@ -126,7 +126,7 @@ def sqrt(x):
 
 
 class Abs(Elementwise):
-    """y = |x|; dL/dx = gy * sign(x) (0 at x = 0, as NumPy's sign).  Same shape and dtype as x."""
+    """y = abs(x); dL/dx = gy * sign(x) (0 at x = 0, as NumPy's sign).  Same shape and dtype as x."""
     __slots__ = ()
 
     def forward(self, x):
@@ -138,7 +138,7 @@ class Abs(Elementwise):
 
 
 def abs(x):
-    """Absolute value, elementwise: y = |x|, same shape and dtype as x; dL/dx = gy * sign(x)."""
+    """Absolute value, elementwise: y = abs(x), same shape and dtype as x; dL/dx = gy * sign(x)."""
     return Abs()(x)
 
 

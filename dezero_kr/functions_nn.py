@@ -108,7 +108,7 @@ class Sigmoid(Elementwise):
 
 def sigmoid(x):
     """Logistic sigmoid, elementwise: y = 1 / (1 + exp(-x)) in [0, 1], same shape and dtype as x
-    (no overflow for large |x|).  dL/dx = gy * y * (1 - y)."""
+    (no overflow for large ``abs(x)``).  dL/dx = gy * y * (1 - y)."""
     return Sigmoid()(x)
 
 
