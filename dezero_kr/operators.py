@@ -7,7 +7,8 @@
 DeZero kept them in ``core.py``; ``dezero_kr.core`` and ``dezero_kr.functions``
 re-export every name, so ``from dezero_kr.core import Add, add`` still works.
 
-Read the first section first: it is how every rule of the package is written.
+Read the section "how a rule is written" first: every rule of the package
+follows it.
 """
 import numpy as np
 
@@ -36,18 +37,18 @@ def _scalar_or_array(c, op):
 # arrays otherwise (a first-order backward then builds no Function objects).
 # ``operands`` hands a rule one or the other, ``cached_or_rebuilt`` does the
 # same for a value ``forward`` kept, and ``as_grad`` turns the result into the
-# gradient Variable of an input.  A rule that needs a function such as cos on
-# an operand calls ``cos(a)`` for a Variable and the NumPy ufunc for an array
-# (``isinstance`` decides: the graph must not record what the arrays skip).
-# These helpers are the only code of the
-# operations that reads ``Config.enable_backprop``.
+# gradient Variable of an input.  These helpers (and ``recording``) are the
+# only code of the operations that reads ``Config.enable_backprop``.  A rule
+# that needs a function such as cos of an operand calls ``cos(a)`` for a
+# Variable and the NumPy ufunc for an array (``isinstance`` decides).
 #
 # Three kinds of rule:
-# * elementwise ops give ``forward`` and their derivative ``_slope()``
-#   (``_slopes()`` with two inputs); ``Elementwise`` / ``BinaryElementwise``
-#   derive backward (dL/dx = sum_to(gy * slope)) and jvp (dy = dx * slope);
-# * linear ops (reshape, sum, get_item, add, ...): jvp is the op itself
-#   applied to the tangent;
+# * elementwise ops give ``forward`` and their derivative ``_slope(x, y)``
+#   (``_slopes(x0, x1)`` with two inputs); ``Elementwise`` and
+#   ``BinaryElementwise`` derive backward (dL/dx = sum_to(gy * slope)) and
+#   jvp (dy = dx * slope) from it;
+# * linear ops (reshape, sum, get_item, add, the constant operands, ...): jvp
+#   is the op itself applied to the tangent;
 # * the rest (matmul, softmax, norms, attention, losses): backward and jvp
 #   side by side, sharing a helper for their common sub-expressions.
 def operands(*vs):
