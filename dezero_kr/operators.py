@@ -14,7 +14,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
-from dezero_kr.core import Config, Constant, Function, Variable, array_types, as_array, as_variable
+from dezero_kr.core import Config, Function, Variable, array_types, as_array, as_variable
 
 
 def _scalar_or_array(c, op):
