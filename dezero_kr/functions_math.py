@@ -458,6 +458,7 @@ class Linear(Function):
             t = add_tangents(t, broadcast_to(db, self.outputs[0]().shape))
         return t
 
+
 def linear(x, W, b=None):
     """Affine map ``x @ W + b`` as one Function (fast path; see ``linear_simple``)."""
     if b is None:

@@ -311,6 +311,7 @@ class LogSoftmax(Function):
     def jvp(self, dx):
         return dx - sum(self._p() * dx, self.axis, keepdims=True)
 
+
 def log_softmax(x, axis=1):
     """Log of the softmax along ``axis``: y = x - log(sum(exp(x), axis)), same shape and dtype as x
     (computed without overflow).  dL/dx = gy - softmax(x) * sum(gy, axis)."""
@@ -649,24 +650,25 @@ class SoftmaxCrossEntropy(Function):
 
     Computed with log-sum-exp (no overflow for huge logits).  dL/dx = gy (softmax(x) - onehot(t)) / N.
     """
-    __slots__ = ('p',)
+    __slots__ = ('lse',)
 
     def forward(self, x, t):
         xp = _xp(x)
         n = x.shape[0]
-        z = x - x.max(axis=1, keepdims=True)
-        e = xp.exp(z)
-        s = e.sum(axis=1, keepdims=True)
-        loss = (xp.log(s).sum() - z[xp.arange(n), t].sum()) / n
-        e /= s
-        self.p = e  # softmax(x), for the rules
+        m = x.max(axis=1, keepdims=True)
+        z = x - m
+        lse = xp.log(xp.exp(z).sum(axis=1, keepdims=True))
+        loss = (lse.sum() - z[xp.arange(n), t].sum()) / n
+        lse += m
+        self.lse = lse  # (N, 1): softmax(x) = exp(x - lse) in the rules
         return loss  # a scalar of x's dtype (float32 stays float32)
 
     def _slope(self):
         """dy/dx = (softmax(x) - onehot(t)) / N, shape (N, C)."""
         x, t = self.inputs
         n, c = x.shape
-        p = cached_or_rebuilt(self.p, lambda: softmax(x))
+        a, = operands(x)
+        p = softmax(a) if isinstance(a, Variable) else _xp(a).exp(a - self.lse)
         return (p - _one_hot(t.data, c, x.dtype, _xp(x.data))) * (1 / n)
 
     def backward(self, gy):
