@@ -746,18 +746,19 @@ class MatMul(Function):
 
     def backward(self, gy):
         x, W = self.inputs
+        g, a, w = operands(gy, x, W)
         # A 1-D operand is a (1, n) row / (n, 1) column whose added axis NumPy
         # dropped from y: put it back in gy, use the matrix rule, drop it again.
-        x2 = x if x.ndim > 1 else reshape(x, (1,) + x.shape)
-        W2 = W if W.ndim > 1 else reshape(W, W.shape + (1,))
-        if x2 is not x or W2 is not W:
-            batch = np.broadcast_shapes(x2.shape[:-2], W2.shape[:-2])
-            gy = reshape(gy, batch + (x2.shape[-2], W2.shape[-1]))
+        a2 = a if a.ndim > 1 else a.reshape((1,) + a.shape)
+        w2 = w if w.ndim > 1 else w.reshape(w.shape + (1,))
+        if a2 is not a or w2 is not w:
+            batch = np.broadcast_shapes(a2.shape[:-2], w2.shape[:-2])
+            g = g.reshape(batch + (a2.shape[-2], w2.shape[-1]))
         gx = gW = None
         if x.requires_grad:
-            gx = reshape(as_grad(matmul(gy, _swap_last(W2)), x2), x.shape)
+            gx = as_grad(_summed_to(g @ _swap_last(w2), a2.shape).reshape(x.shape), x)
         if W.requires_grad:
-            gW = reshape(as_grad(matmul(_swap_last(x2), gy), W2), W.shape)
+            gW = as_grad(_summed_to(_swap_last(a2) @ g, w2.shape).reshape(W.shape), W)
         return gx, gW
 
     def jvp(self, dx, dW):
@@ -768,12 +769,16 @@ class MatMul(Function):
 
 
 def _swap_last(a):
-    """Transpose the last two axes (the matrix transpose of a batch)."""
-    if a.ndim == 2:
-        return transpose(a)
-    axes = list(range(a.ndim))
-    axes[-1], axes[-2] = axes[-2], axes[-1]
-    return transpose(a, tuple(axes))
+    """Transpose the last two axes (the matrix transpose of a batch): an array or a Variable."""
+    axes = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
+    return a.transpose(axes)
+
+
+def _summed_to(g, shape):
+    """An operand ``g`` summed over broadcast batch axes down to ``shape``."""
+    if g.shape == tuple(shape):
+        return g
+    return sum_to(g, shape) if isinstance(g, Variable) else _sum_to_array(g, shape)
 
 
 def matmul(x, W):

@@ -55,6 +55,8 @@ CASES = {
     'get_item': (lambda a: a[np.array([0, 0, 2])], [_x(3, 4)]),
     'max': (lambda a: F.max(a, axis=0), [_x(3, 4)]),
     'concat': (lambda a, b: F.concat([a, b], axis=1), [_x(3, 2), _x(3, 4)]),
+    'matmul': (F.matmul, [_x(2, 3, 4), _x(4, 2)]),
+    'matmul_1d': (F.matmul, [_x(4), _x(2, 4, 3)]),
     'linear': (F.linear, [_x(3, 4), _x(4, 2), _x(2)]),
     'mean_squared_error': (F.mean_squared_error, [_x(3, 4), _x(3, 4)]),
     'softmax_cross_entropy': (lambda a: F.softmax_cross_entropy(a, LABELS), [_x(3, 4)]),
