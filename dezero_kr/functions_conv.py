@@ -24,9 +24,10 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import get_conv_outsize, get_deconv_outsize, pair
-from dezero_kr.core import Config, Function
+from dezero_kr.core import Function
 from dezero_kr.core import as_variable  # noqa: F401  (DeZero's functions_conv exports it)
-from dezero_kr.operators import add_tangents, broadcast_to, max as _max, reshape, sum as _sum, transpose
+from dezero_kr.operators import (add_tangents, broadcast_to, max as _max, recording, reshape,
+                                 scatter_add, sum as _sum, transpose)
 from dezero_kr.functions_math import linear
 
 
@@ -156,15 +157,6 @@ def col2im_array(col, img_shape, kernel_size, stride, pad, to_matrix=True):
     if PH == 0 and PW == 0:
         return img
     return xp.ascontiguousarray(img[:, :, PH:PH + H, PW:PW + W])
-
-
-def _scatter_add(target, index, values):
-    """``target[index] += values`` with repeated indices adding up."""
-    if cuda.get_array_module(target) is np:
-        np.add.at(target, index, values)
-    else:
-        import cupyx  # only reached with CuPy arrays
-        cupyx.scatter_add(target, index, values)
 
 
 def _max_pool_array(x, kernel, stride, pad, with_positions):
@@ -437,7 +429,7 @@ class _MaxPoolingBase(Function):
         xp = cuda.get_array_module(gy)
         N, C, Hp, Wp = self._padded_shape()
         gx = xp.zeros(N * C * Hp * Wp, dtype=gy.dtype)
-        _scatter_add(gx, self.positions.ravel(), gy.ravel())
+        scatter_add(gx, self.positions.ravel(), gy.ravel())
         gx = gx.reshape(N, C, Hp, Wp)
         PH, PW = self.pad
         if PH == 0 and PW == 0:
@@ -463,7 +455,7 @@ class Pooling(_MaxPoolingBase):
         # Under no_grad no backward will ask for the argmax: skip finding it
         # (forward mode may still ask: then _recorded_state finds it late).
         y, self.positions = _max_pool_array(x, self.kernel_size, self.stride, self.pad,
-                                            with_positions=Config.enable_backprop)
+                                            with_positions=recording())
         return y
 
     def _recorded_state(self):

@@ -1,173 +1,144 @@
 """Elementwise math, shape helpers, reductions and linear maps.
 
 Each operation is a ``Function`` subclass with ``forward`` (raw arrays),
-``backward`` (Variables, so it is differentiable again) and ``jvp`` (forward
-mode) side by side, plus a one-line lowercase wrapper.  The arithmetic,
-reshape/transpose/indexing, sum/broadcast, matmul, max/min and ``log`` live
-in ``dezero_kr.operators`` (Variable's operators need them);
-``dezero_kr.functions`` re-exports everything.
+``backward`` (reverse mode) and ``jvp`` (forward mode), written once as the
+rule idiom of ``dezero_kr.operators`` says, plus a one-line lowercase
+wrapper. The arithmetic, reshape/transpose/indexing, sum/broadcast, matmul,
+max/min and ``log`` live in ``dezero_kr.operators`` (Variable's operators
+need them); ``dezero_kr.functions`` re-exports everything.
 """
 import warnings
 
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import Config, Constant, Function, Variable, as_variable
-from dezero_kr.operators import (Log, add_tangents, as_grad, broadcast_to, get_item,  # noqa: F401
-                                 log, matmul, operands, reshape, sum, sum_to, transpose)
+from dezero_kr.core import Constant, Function, Variable, as_variable
+from dezero_kr.operators import (BinaryElementwise, Elementwise, Log, add_tangents,  # noqa: F401
+                                 as_grad, broadcast_to, log, matmul, operands, reshape,
+                                 sum, transpose)
 
 # NumPy's own exception for a bad axis (a ValueError and an IndexError); moved in NumPy 2.
 _AxisError = getattr(np, 'exceptions', np).AxisError
 
 
-def _xp(x):
-    return cuda.get_array_module(x)
+_xp = cuda.get_array_module  # numpy, or cupy for CuPy arrays
 
 
 # =============================================================================
-# Elementwise functions
+# Elementwise functions: forward and the derivative (``_slope``), once
 # =============================================================================
-class Sin(Function):
-    """y = sin(x); dL/dx = gy * cos(x)."""
+class Sin(Elementwise):
+    """y = sin(x); dL/dx = gy * cos(x).  Same shape and dtype as x."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).sin(x)
 
-    def backward(self, gy):
-        x = self.inputs[0]
-        if Config.enable_backprop:
-            return gy * cos(x)
-        return as_grad(gy.data * _xp(x.data).cos(x.data), x)  # the same formula on arrays
-
-    def jvp(self, dx):
-        return dx * cos(self.inputs[0])
+    def _slope(self, x, y):
+        return cos(x) if isinstance(x, Variable) else _xp(x).cos(x)
 
 
 def sin(x):
+    """Sine, elementwise: y = sin(x), same shape and dtype as x; dL/dx = gy * cos(x)."""
     return Sin()(x)
 
 
-class Cos(Function):
-    """y = cos(x); dL/dx = -gy * sin(x)."""
+class Cos(Elementwise):
+    """y = cos(x); dL/dx = -gy * sin(x).  Same shape and dtype as x."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).cos(x)
 
-    def backward(self, gy):
-        x = self.inputs[0]
-        if Config.enable_backprop:
-            return gy * -sin(x)
-        return as_grad(gy.data * -_xp(x.data).sin(x.data), x)  # the same formula on arrays
-
-    def jvp(self, dx):
-        return dx * -sin(self.inputs[0])
+    def _slope(self, x, y):
+        return -(sin(x) if isinstance(x, Variable) else _xp(x).sin(x))
 
 
 def cos(x):
+    """Cosine, elementwise: y = cos(x), same shape and dtype as x; dL/dx = -gy * sin(x)."""
     return Cos()(x)
 
 
-class Tan(Function):
-    """y = tan(x); dL/dx = gy * (1 + y^2)."""
+class Tan(Elementwise):
+    """y = tan(x); dL/dx = gy * (1 + y^2).  Same shape and dtype as x."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).tan(x)
 
-    def backward(self, gy):
-        g, y = operands(gy, self.outputs[0]())
-        return as_grad(g * (1 + y * y), self.inputs[0])
-
-    def jvp(self, dx):
-        y = self.outputs[0]()
-        return dx * (1 + y * y)
+    def _slope(self, x, y):
+        return 1 + y * y
 
 
 def tan(x):
+    """Tangent, elementwise: y = tan(x), same shape and dtype as x; dL/dx = gy * (1 + y^2)."""
     return Tan()(x)
 
 
-class Tanh(Function):
-    """y = tanh(x); dL/dx = gy * (1 - y^2)."""
+class Tanh(Elementwise):
+    """y = tanh(x); dL/dx = gy * (1 - y^2).  Same shape and dtype as x."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).tanh(x)
 
-    def backward(self, gy):
-        g, y = operands(gy, self.outputs[0]())
-        return as_grad(g * (1 - y * y), self.inputs[0])
-
-    def jvp(self, dx):
-        y = self.outputs[0]()
-        return dx * (1 - y * y)
+    def _slope(self, x, y):
+        return 1 - y * y
 
 
 def tanh(x):
+    """Hyperbolic tangent, elementwise: y = tanh(x) in (-1, 1), same shape and dtype as x;
+    dL/dx = gy * (1 - y^2)."""
     return Tanh()(x)
 
 
-class Exp(Function):
-    """y = exp(x); dL/dx = gy * y."""
+class Exp(Elementwise):
+    """y = exp(x); dL/dx = gy * y.  Same shape and dtype as x (overflow gives inf, as NumPy)."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).exp(x)
 
-    def backward(self, gy):
-        g, y = operands(gy, self.outputs[0]())
-        return as_grad(g * y, self.inputs[0])
-
-    def jvp(self, dx):
-        return dx * self.outputs[0]()
+    def _slope(self, x, y):
+        return y
 
 
 def exp(x):
+    """Exponential, elementwise: y = exp(x), same shape and dtype as x; dL/dx = gy * y."""
     return Exp()(x)
 
 
-
-
-class Sqrt(Function):
-    """y = sqrt(x); dL/dx = gy / (2 y)."""
+class Sqrt(Elementwise):
+    """y = sqrt(x); dL/dx = gy / (2 y) (inf at x = 0; nan for x < 0, as NumPy)."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).sqrt(x)
 
-    def backward(self, gy):
-        g, y = operands(gy, self.outputs[0]())
-        return as_grad(g / (2 * y), self.inputs[0])
-
-    def jvp(self, dx):
-        return dx / (2 * self.outputs[0]())
+    def _slope(self, x, y):
+        return 1 / (2 * y)
 
 
 def sqrt(x):
+    """Square root, elementwise: y = sqrt(x), same shape and dtype as x; dL/dx = gy / (2 y)
+    (x < 0 gives nan with NumPy's RuntimeWarning)."""
     return Sqrt()(x)
 
 
-class Abs(Function):
-    """y = abs(x); dL/dx = gy * sign(x) (0 at x = 0, as NumPy's sign)."""
+class Abs(Elementwise):
+    """y = abs(x); dL/dx = gy * sign(x) (0 at x = 0, as NumPy's sign).  Same shape and dtype as x."""
     __slots__ = ()
 
     def forward(self, x):
         return _xp(x).abs(x)
 
-    def _sign(self):
-        x = self.inputs[0].data
+    def _slope(self, x, y):
+        x = self.inputs[0].data  # sign is piecewise constant: an array even while recording
         return _xp(x).sign(x)
-
-    def backward(self, gy):
-        return as_grad(operands(gy)[0] * self._sign(), self.inputs[0])
-
-    def jvp(self, dx):
-        return dx * self._sign()
 
 
 def abs(x):
+    """Absolute value, elementwise: y = abs(x), same shape and dtype as x; dL/dx = gy * sign(x)."""
     return Abs()(x)
 
 
@@ -200,6 +171,44 @@ def mask_grad(g, mask):
     return out
 
 
+class Masking(Elementwise):
+    """An elementwise op whose slope is a mask (bool, or weights such as 0, 0.5, 1):
+    backward and jvp multiply by it with ``mask_grad``, so blocked elements get an exact 0.
+    A mask is piecewise constant: ``_slope`` gets the raw arrays x and y, even while recording."""
+    __slots__ = ()
+
+    def backward(self, gy):
+        x = self.inputs[0]
+        mask = self._slope(x.data, self.outputs[0]().data)
+        return as_grad(mask_grad(operands(gy)[0], mask), x)
+
+    def jvp(self, dx):
+        return mask_grad(dx, self._slope(self.inputs[0].data, self.outputs[0]().data))
+
+
+class BinaryMasking(BinaryElementwise):
+    """A two-input op whose partial derivatives are masks (``Maximum``, ``Where``), given the
+    raw arrays x0 and x1: dL/dx_i = sum_to(mask_grad(gy, mask_i)),
+    dy = mask_grad(dx0, mask0) + mask_grad(dx1, mask1)."""
+    __slots__ = ()
+
+    def _masks(self):
+        x0, x1 = self.inputs
+        return self._slopes(x0.data, x1.data)
+
+    def backward(self, gy):
+        x0, x1 = self.inputs
+        g, = operands(gy)
+        m0, m1 = self._masks()
+        return as_grad(mask_grad(g, m0), x0), as_grad(mask_grad(g, m1), x1)
+
+    def jvp(self, dx0, dx1):
+        m0, m1 = self._masks()
+        t0 = None if dx0 is None else mask_grad(dx0, m0)
+        t1 = None if dx1 is None else mask_grad(dx1, m1)
+        return add_tangents(t0, t1)
+
+
 def _all_finite(a):
     """Whether ``a`` has no inf or nan.
 
@@ -217,8 +226,8 @@ def _all_finite(a):
     return bool(xp.isfinite(a).all())
 
 
-class Clip(Function):
-    """y = clip(x, x_min, x_max); dL/dx = gy where x_min <= x <= x_max, else 0."""
+class Clip(Masking):
+    """y = clip(x, x_min, x_max); dL/dx = gy where x_min <= x <= x_max, else exactly 0."""
     __slots__ = ('x_min', 'x_max')
 
     def __init__(self, x_min, x_max):
@@ -228,18 +237,14 @@ class Clip(Function):
     def forward(self, x):
         return _xp(x).clip(x, self.x_min, self.x_max)
 
-    def _mask(self):
-        x = self.inputs[0].data
+    def _slope(self, x, y):
         return (x >= self.x_min) & (x <= self.x_max)  # inclusive: slope 1 at the bounds, as PyTorch
-
-    def backward(self, gy):
-        return as_grad(mask_grad(operands(gy)[0], self._mask()), self.inputs[0])
-
-    def jvp(self, dx):
-        return mask_grad(dx, self._mask())
 
 
 def clip(x, x_min, x_max):
+    """Elementwise ``min(max(x, x_min), x_max)``, same shape and dtype as x (bounds are scalars
+    or arrays broadcastable to x).  dL/dx = gy where x_min <= x <= x_max (bounds included),
+    else exactly 0 (even where gy is inf or nan)."""
     return Clip(x_min, x_max)(x)
 
 
@@ -251,30 +256,18 @@ def _as_operand(x, like):
     return Constant(xp.asarray(x, dtype=np.result_type(like.data, x)))
 
 
-class Maximum(Function):
-    """y = maximum(x0, x1) (broadcasting).  The larger input gets gy; a tie splits it in half."""
+class Maximum(BinaryMasking):
+    """y = maximum(x0, x1) (broadcasting).  The larger input gets gy; a tie splits it in half:
+    dL/dx0 = sum_to(gy * w0), dL/dx1 = sum_to(gy * (1 - w0)), w0 = [x0 > x1] + [x0 == x1] / 2."""
     __slots__ = ()
 
     def forward(self, x0, x1):
         return _xp(x0).maximum(x0, x1)
 
-    def _weights(self):
-        x0, x1 = self.inputs[0].data, self.inputs[1].data
+    def _slopes(self, x0, x1):
         dtype = self.outputs[0]().data.dtype
         w0 = (x0 > x1).astype(dtype) + 0.5 * (x0 == x1).astype(dtype)
         return w0, 1 - w0
-
-    def backward(self, gy):
-        x0, x1 = self.inputs
-        w0, w1 = self._weights()
-        return sum_to(mask_grad(gy, w0), x0.shape), sum_to(mask_grad(gy, w1), x1.shape)
-
-    def jvp(self, dx0, dx1):
-        w0, w1 = self._weights()
-        y_shape = self.outputs[0]().shape
-        t0 = None if dx0 is None else mask_grad(broadcast_to(dx0, y_shape), w0)
-        t1 = None if dx1 is None else mask_grad(broadcast_to(dx1, y_shape), w1)
-        return add_tangents(t0, t1)
 
 
 class Minimum(Maximum):
@@ -284,23 +277,28 @@ class Minimum(Maximum):
     def forward(self, x0, x1):
         return _xp(x0).minimum(x0, x1)
 
-    def _weights(self):
-        w1, w0 = super()._weights()  # x0 smaller <=> x1 larger
+    def _slopes(self, x0, x1):
+        w1, w0 = super()._slopes(x0, x1)  # x0 smaller <=> x1 larger
         return w0, w1
 
 
 def maximum(x0, x1):
+    """Elementwise larger of x0 and x1 (broadcast shapes; NumPy's result dtype).  x1 may be a
+    scalar or an array (a constant).  dL/dx0 = gy where x0 > x1, gy / 2 at a tie, else 0."""
     x0 = as_variable(x0) if not isinstance(x0, Variable) else x0
     return Maximum()(x0, _as_operand(x1, x0))
 
 
 def minimum(x0, x1):
+    """Elementwise smaller of x0 and x1 (broadcast shapes; NumPy's result dtype).  x1 may be a
+    scalar or an array (a constant).  dL/dx0 = gy where x0 < x1, gy / 2 at a tie, else 0."""
     x0 = as_variable(x0) if not isinstance(x0, Variable) else x0
     return Minimum()(x0, _as_operand(x1, x0))
 
 
-class Where(Function):
-    """y = where(condition, x0, x1); dL/dx0 = gy * condition, dL/dx1 = gy * (1 - condition)."""
+class Where(BinaryMasking):
+    """y = where(condition, x0, x1) (broadcasting); dL/dx0 = sum_to(gy where condition, else 0),
+    dL/dx1 = sum_to(gy where not condition, else 0)."""
     __slots__ = ('condition',)
 
     def __init__(self, condition):
@@ -309,26 +307,18 @@ class Where(Function):
     def forward(self, x0, x1):
         return _xp(x0).where(self.condition, x0, x1)
 
-    def _masks(self):
-        y_shape = self.outputs[0]().shape
-        c = _xp(self.condition).broadcast_to(self.condition, y_shape)
+    def _slopes(self, x0, x1):
+        c = _xp(self.condition).broadcast_to(self.condition, self.outputs[0]().shape)
         return c, ~c
-
-    def backward(self, gy):
-        x0, x1 = self.inputs
-        c0, c1 = self._masks()
-        return sum_to(mask_grad(gy, c0), x0.shape), sum_to(mask_grad(gy, c1), x1.shape)
-
-    def jvp(self, dx0, dx1):
-        c0, c1 = self._masks()
-        y_shape = self.outputs[0]().shape
-        t0 = None if dx0 is None else mask_grad(broadcast_to(dx0, y_shape), c0)
-        t1 = None if dx1 is None else mask_grad(broadcast_to(dx1, y_shape), c1)
-        return add_tangents(t0, t1)
 
 
 def where(condition, x0, x1):
-    """Elementwise ``x0 if condition else x1``; ``condition`` is a bool array (not differentiated)."""
+    """Elementwise ``x0 if condition else x1`` (broadcast shapes; NumPy's result dtype).
+
+    ``condition`` is a bool array (or Variable; not differentiated); one of x0, x1
+    may be a scalar or an array (a constant), else TypeError.
+    dL/dx0 = gy where condition, else exactly 0; dL/dx1 the other way round.
+    """
     if isinstance(condition, Variable):
         condition = condition.data
     condition = _xp(condition).asarray(condition, dtype=bool)
@@ -384,7 +374,8 @@ class Concat(Function):
             start = stop
 
     def backward(self, gy):
-        return tuple(get_item(gy, s) for s in self._slices())
+        g, = operands(gy)
+        return tuple(as_grad(g[s], x) for s, x in zip(self._slices(), self.inputs))
 
     def jvp(self, *dxs):
         parts = []
@@ -466,6 +457,7 @@ class Linear(Function):
         if db is not None:
             t = add_tangents(t, broadcast_to(db, self.outputs[0]().shape))
         return t
+
 
 def linear(x, W, b=None):
     """Affine map ``x @ W + b`` as one Function (fast path; see ``linear_simple``)."""
