@@ -584,11 +584,8 @@ class GetItem(Function):
         return x[self.slices]
 
     def backward(self, gy):
-        shape = self.inputs[0].data.shape
-        g, = operands(gy)
-        if isinstance(g, Variable):
-            return GetItemGrad(self.slices, shape)(g)
-        return Variable(_scatter_add_at(g, self.slices, shape))
+        x = self.inputs[0]
+        return as_grad(scatter_grad(operands(gy)[0], self.slices, x.data.shape), x)
 
     def jvp(self, dx):
         return get_item(dx, self.slices)
@@ -602,6 +599,16 @@ def scatter_add(target, index, values):
     else:
         import cupyx  # optional: only reached with CuPy arrays
         cupyx.scatter_add(target, index, values)
+
+
+def scatter_grad(g, slices, shape):
+    """The gradient of ``x[slices]`` for an ``x`` of ``shape``: zeros with ``g``
+    added at ``slices`` (repeated indices add up).  ``g`` a Variable (a graph is
+    recorded): a ``GetItemGrad`` node, so it is differentiable again; ``g`` an
+    array (the plain path): the array, no Function built."""
+    if isinstance(g, Variable):
+        return GetItemGrad(slices, shape)(g)
+    return _scatter_add_at(g, slices, shape)
 
 
 def _scatter_add_at(gy, slices, shape):

@@ -28,7 +28,8 @@ from dezero_kr.functions_nn import (dropout, gelu, layer_norm, multi_head_attent
                                     softmax_cross_entropy)
 from dezero_kr.graph import plot_dot_graph
 from dezero_kr.layers import Embedding, Layer, LayerNorm, Linear, RMSNorm
-from dezero_kr.operators import GetItemGrad, add_tangents, get_item, reshape, sum as _sum, transpose
+from dezero_kr.operators import (add_tangents, as_grad, get_item, operands, reshape, scatter_grad,
+                                 transpose)
 
 __all__ = ['CausalSelfAttention', 'MLP', 'TransformerBlock', 'GPT', 'MICROGPT', 'make_norm']
 
@@ -65,9 +66,10 @@ class TokenPositionEmbedding(Function):
 
     def backward(self, gy):
         wte, wpe = self.inputs
+        g, = operands(gy)
         positions = slice(0, self.ids.shape[1])
-        return (GetItemGrad(self.ids, wte.data.shape)(gy),
-                GetItemGrad(positions, wpe.data.shape)(_sum(gy, axis=0)))
+        return (as_grad(scatter_grad(g, self.ids, wte.data.shape), wte),
+                as_grad(scatter_grad(g.sum(axis=0), positions, wpe.data.shape), wpe))
 
     def jvp(self, dwte, dwpe):
         return add_tangents(None if dwte is None else get_item(dwte, self.ids),

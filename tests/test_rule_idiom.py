@@ -15,6 +15,7 @@ import pytest
 import dezero_kr.functions as F
 from dezero_kr import Function, Variable
 from dezero_kr.autograd import grad
+from dezero_kr.transformer import TokenPositionEmbedding
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / 'dezero_kr'
 rng = np.random.default_rng(7)
@@ -66,6 +67,8 @@ CASES = {
     'attention': (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, causal=True),
                   [_x(2, 3, 4), _x(2, 3, 4), _x(2, 3, 5)]),
     'multi_head_attention': (lambda qkv: F.multi_head_attention(qkv, 2, causal=True), [_x(1, 3, 12)]),
+    'token_position_embedding': (lambda e, p: TokenPositionEmbedding(np.array([[1, 0, 1]]))(e, p),
+                                 [_x(3, 4), _x(5, 4)]),
 }
 
 
