@@ -126,7 +126,8 @@ def compare_with_raw(comm, opt, params, grads, repeat):
     ours, floor = [], []
     for _ in range(repeat):
         for p, g in zip(params, grads):
-            p.grad = Variable(g)  # fresh gradients each time, as after a backward pass
+            # fresh gradients each time, as after a backward pass (big ones are reduced in place)
+            p.grad = Variable(g.copy())
         comm.barrier()
         t0 = time.perf_counter()
         opt.allreduce_grads(params)

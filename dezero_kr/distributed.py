@@ -94,6 +94,10 @@ INSTALL_HINT = 'pip install -e ".[mpi]"  (mpi4py and the mpich wheel)'
 # the number of ranks.
 _LAUNCHER_SIZE_VARS = ('PMI_SIZE', 'OMPI_COMM_WORLD_SIZE', 'MPI_LOCALNRANKS', 'PMIX_SIZE')
 
+# Gradients of at least this many bytes are all-reduced in place, one MPI_Allreduce each, with no
+# packing copy; smaller ones are packed into one buffer per dtype. MEASUREMENT TBD.
+INPLACE_MIN_BYTES = 64*1024
+
 
 def _launcher_size():
     """The number of ranks an MPI launcher says it started, or None when not under a launcher."""
@@ -384,25 +388,26 @@ def _check_same_layout(comm, named, what):
 
 
 class _Bucket:
-    """Parameters of one array module and dtype packed into one flat buffer.
+    """Parameters of one array module and dtype: the small ones packed into one flat buffer,
+    the big ones (``big``, see ``INPLACE_MIN_BYTES``) reduced in their own gradient arrays.
 
-    ``entries``: ``(param, start, stop)`` slices of the buffer; ``total``: the
-    buffer length without flags.  ``buffer`` (``total`` gradients, then one
-    flag per parameter) and its views ``head`` (the gradients), ``flags`` and
-    ``views`` (one per parameter, in its shape) are kept between steps.
+    ``entries``: ``(param, start, stop)`` slices of the buffer for the packed
+    parameters; ``total``: the buffer length without flags.  ``buffer`` (``total``
+    gradients, then one flag per parameter: the packed ones, then the big ones)
+    and its views ``head`` (the gradients), ``flags`` and ``views`` (one per
+    packed parameter, in its shape) are kept between steps.
     """
-    __slots__ = ('xp', 'dtype', 'entries', 'params', 'shapes', 'total',
+    __slots__ = ('xp', 'dtype', 'entries', 'params', 'big', 'total',
                  'buffer', 'head', 'flags', 'views', '_baseline')
 
     def __init__(self, xp, dtype):
         self.xp, self.dtype, self.total = xp, dtype, 0
-        self.entries, self.params, self.shapes = [], [], []
+        self.entries, self.params, self.big = [], [], []
         self.buffer = self.head = self.flags = self.views = self._baseline = None
 
     def add(self, p):
         self.entries.append((p, self.total, self.total + p.data.size))
         self.params.append(p)
-        self.shapes.append(p.data.shape)
         self.total += p.data.size
 
     def writable_buffer(self):
@@ -416,7 +421,7 @@ class _Bucket:
         is allocated.  (Reference counts: CPython.)
         """
         if self.buffer is None or _refcounts(self.buffer, self.views) != self._baseline:
-            buf = self.xp.empty(self.total + len(self.entries), dtype=self.dtype)
+            buf = self.xp.empty(self.total + len(self.entries) + len(self.big), dtype=self.dtype)
             self.head, self.flags = buf[:self.total], buf[self.total:]
             self.views = tuple(buf[start:stop].reshape(p.data.shape)
                                for p, start, stop in self.entries)
@@ -432,8 +437,12 @@ def _refcounts(buffer, views):
     return [sys.getrefcount(buffer)] + [sys.getrefcount(v) for v in views]
 
 
-def _buckets(params):
-    """Group initialised parameters by (array module, dtype), in ``params`` order."""
+def _buckets(params, inplace_min_bytes=None):
+    """Group initialised parameters by (array module, dtype), in ``params`` order.
+
+    With ``inplace_min_bytes``, parameters of at least that many bytes go to
+    their bucket's ``big`` list instead of its buffer.
+    """
     buckets = {}
     for p in params:
         xp = cuda.get_array_module(p.data)
@@ -441,8 +450,25 @@ def _buckets(params):
         bucket = buckets.get(key)
         if bucket is None:
             bucket = buckets[key] = _Bucket(xp, p.data.dtype)
-        bucket.add(p)
+        if inplace_min_bytes is not None and p.data.nbytes >= inplace_min_bytes:
+            bucket.big.append(p)
+        else:
+            bucket.add(p)
     return list(buckets.values())
+
+
+def _check_grad_shape(a, shape):
+    if a.shape != shape:
+        raise ValueError(f'DataParallel.allreduce_grads: a parameter of shape {shape} '
+                         f'has a gradient of shape {a.shape}')
+
+
+def _reducible_in_place(a, dtype, taken):
+    """True when the gradient array ``a`` may be overwritten by its own all-reduce: an array of
+    its own (not a view), writable, C-contiguous, of the parameter's ``dtype``, and not
+    already the gradient of another parameter in this reduce (``taken``: their ids)."""
+    return (a.base is None and a.flags.c_contiguous and getattr(a.flags, 'writeable', True)
+            and a.dtype == dtype and id(a) not in taken)
 
 
 # =============================================================================
@@ -557,36 +583,79 @@ class DataParallel:
             if missing:
                 raise RuntimeError(f'DataParallel.allreduce_grads: parameters {missing} have no '
                                    f'data yet; run a forward pass first')
-            plan = (key, _buckets(params))
+            plan = (key, _buckets(params, INPLACE_MIN_BYTES))
             self._plan = plan
         return plan[1]
 
     def _reduce_bucket(self, bucket):
-        xp = bucket.xp
+        """One ``MPI_Allreduce`` of the packed gradients and all flags, then one per big
+        gradient that some rank has (the flags tell every rank which those are)."""
+        scale = 1.0 / self.comm.size  # a Python float keeps the arrays' dtype
         buf = bucket.writable_buffer()
-        grads = [p.grad for p in bucket.params]
-        scale = 1.0 / self.comm.size  # a Python float keeps the buffer's dtype
         bucket.flags.fill(1)  # 1: this rank has a gradient for the parameter
-        for i, (g, view) in enumerate(zip(grads, bucket.views)):
-            if g is None:
-                view.fill(0)
-                bucket.flags[i] = 0
-                continue
-            a = g.data
-            if a.shape != view.shape:
-                raise ValueError(f'DataParallel.allreduce_grads: a parameter of shape {view.shape} '
-                                 f'has a gradient of shape {a.shape}')
-            # Copy and scale by 1/size in one pass over the memory (a copy then an
-            # in-place scale took two: measured 1.8x -> see bench/README.md "mpi").
-            xp.multiply(a, scale, out=view)
+        bigs = [p.grad for p in bucket.big]
+        sources, in_place = self._big_sources(bucket, bigs, scale)
+        grads = self._pack(bucket, scale)
+        # Only now that every shape is checked: no gradient is changed before an error.
+        for a in in_place:
+            bucket.xp.multiply(a, scale, out=a)
         self.comm.allreduce_sum(buf, cuda_aware=self.cuda_aware)
-        for p, g, view, count in zip(bucket.params, grads, bucket.views, bucket.flags.tolist()):
+        counts = bucket.flags.tolist()
+        for p, g, view, count in zip(bucket.params, grads, bucket.views, counts):
             if count == 0:
                 continue  # no rank had a gradient: it stays None, as in a single process
             if g is None:
                 p.grad = Variable(view)
             else:
                 g.data = view
+        for p, g, a, count in zip(bucket.big, bigs, sources, counts[len(grads):]):
+            if count == 0:
+                continue  # None on every rank (every rank knows it): no message
+            if a is None:  # this rank has none: it adds zeros
+                a = bucket.xp.zeros(p.data.shape, dtype=bucket.dtype)
+            self.comm.allreduce_sum(a, cuda_aware=self.cuda_aware)
+            if g is None:
+                p.grad = Variable(a)
+            elif g.data is not a:
+                g.data = a
+
+    def _big_sources(self, bucket, bigs, scale):
+        """The array each big gradient is reduced in (None where this rank has none) and the
+        list of those that are the gradient arrays themselves, still to be scaled.  Any other
+        gradient (a view, read-only, another dtype...) is copied and scaled into a new array."""
+        sources, in_place, taken = [], [], set()
+        flags = bucket.flags[len(bucket.params):]
+        for i, (p, g) in enumerate(zip(bucket.big, bigs)):
+            if g is None:
+                flags[i] = 0
+                sources.append(None)
+                continue
+            a = g.data
+            _check_grad_shape(a, p.data.shape)
+            if _reducible_in_place(a, bucket.dtype, taken):
+                in_place.append(a)
+                taken.add(id(a))
+            else:
+                a = bucket.xp.multiply(a, scale, out=bucket.xp.empty(a.shape, dtype=bucket.dtype))
+            sources.append(a)
+        return sources, in_place
+
+    def _pack(self, bucket, scale):
+        """Copy the small gradients, scaled by ``scale``, into the bucket's buffer (zeros and
+        flag 0 for a missing one); returns them (Variables or None)."""
+        grads = [p.grad for p in bucket.params]
+        flags = bucket.flags
+        for i, (g, view) in enumerate(zip(grads, bucket.views)):
+            if g is None:
+                view.fill(0)
+                flags[i] = 0
+                continue
+            a = g.data
+            _check_grad_shape(a, view.shape)
+            # Copy and scale by 1/size in one pass over the memory (a copy then an
+            # in-place scale took two: measured 1.8x -> see bench/README.md "mpi").
+            bucket.xp.multiply(a, scale, out=view)
+        return grads
 
 
 # =============================================================================
