@@ -19,7 +19,7 @@ Models: the Digits MLP of ``examples/digits_mlp_mpi.py`` (64-256-256-10,
 batch 64 per rank, float32) and a small CNN (conv 3x3 3->16 pad 1, ReLU,
 max-pool 2, linear 4096->10 on (32, 3, 32, 32) float32 per rank, as ``bench
 cnn``), Adam.  Last, the same comparison for synthetic gradients of 64 KB, 1 MB
-and 8 MB.  Needs the MPI extra (``pip install -e ".[mpi]"``).
+and 8 MB (``sweep_cases``).  Needs the MPI extra (``pip install -e ".[mpi]"``).
 """
 from bench import _timing  # first: one BLAS thread before NumPy loads
 
@@ -143,21 +143,30 @@ def compare_with_raw(comm, opt, params, grads, repeat):
 SWEEP_FLOATS = (16_384, 262_144, 2_097_152)  # 64 KB, 1 MB, 8 MB of float32 gradients
 
 
+def sweep_cases():
+    """``(label, sizes)``: for 64 KB, 1 MB and 8 MB of float32 gradients, four parameters of
+    1/2, 1/4, 1/4 and 10 floats (several big messages when reduced in place), then for 1 MB and
+    8 MB one weight and a 10-float bias (one big message)."""
+    cases = [(f'{total * 4 // 1024} KB', (total // 2, total // 4, total // 4 - 10, 10))
+             for total in SWEEP_FLOATS]
+    cases += [(f'{total * 4 // 1024} KB, one weight', (total - 10, 10)) for total in SWEEP_FLOATS[1:]]
+    return cases
+
+
 def sweep(repeat):
-    """allreduce_grads vs a raw Allreduce for larger synthetic gradients (4 parameters each)."""
+    """allreduce_grads vs a raw Allreduce for larger synthetic gradients (``sweep_cases``)."""
 
     comm = dist.init()
     rows = []
-    for total in SWEEP_FLOATS:
+    for label, sizes in sweep_cases():
         target = L.Layer()
-        sizes = (total // 2, total // 4, total // 4 - 10, 10)
         for i, size in enumerate(sizes):
             setattr(target, f'p{i}', Parameter(np.zeros(size, dtype=np.float32)))
         opt = dist.DataParallel(SGD().setup(target), comm)
         params = list(target.params())
         rng = np.random.default_rng(comm.rank)
         grads = [rng.random(size, dtype=np.float32) for size in sizes]
-        rows.append(dict(kb=total * 4 // 1024, **compare_with_raw(comm, opt, params, grads, repeat)))
+        rows.append(dict(label=label, **compare_with_raw(comm, opt, params, grads, repeat)))
     if comm.is_root:
         print(RESULT_TAG + json.dumps(rows), flush=True)
 
@@ -226,7 +235,7 @@ def main(argv=None):
         print(f'larger gradients, {max(ranks)} ranks: allreduce_grads vs raw Allreduce '
               f'(median of {args.repeat})')
         for row in launch('sweep', max(ranks), args.steps, args.repeat):
-            print(f'    {row["kb"]:6d} KB: {row["allreduce_ms"]:.3f} ms vs {row["floor_ms"]:.3f} ms: '
+            print(f'    {row["label"]:>20}: {row["allreduce_ms"]:.3f} ms vs {row["floor_ms"]:.3f} ms: '
                   f'x{row["ratio"]:.2f}')
     return 0
 
