@@ -661,7 +661,7 @@ class DataParallel:
         """Scale the big gradients by 1/size; returns the array each is to be reduced in (None
         where this rank has none, flag 0).  That is the gradient array itself when it may be
         overwritten (``_reducible_in_place``), else a new array of the parameter's dtype."""
-        sources, taken = [], set()
+        sources, in_place, taken = [], [], set()
         flags = bucket.flags[len(bucket.params):]
         for i, (p, g) in enumerate(zip(bucket.big, bigs)):
             a = None if g is None else g.data
@@ -670,15 +670,15 @@ class DataParallel:
             elif a.shape != p.data.shape:
                 raise _shape_error(p.data.shape, a.shape)
             elif _reducible_in_place(a, bucket.dtype, taken):
+                in_place.append(a)
                 taken.add(id(a))
             else:
                 a = bucket.xp.multiply(a, bucket.scale, out=bucket.xp.empty(a.shape, bucket.dtype))
             sources.append(a)
         # Only now, every shape checked, are gradient arrays changed: an error leaves them as
         # they were.
-        for a in sources:
-            if a is not None and id(a) in taken:
-                bucket.xp.multiply(a, bucket.scale, out=a)
+        for a in in_place:
+            bucket.xp.multiply(a, bucket.scale, out=a)
         return sources
 
 
