@@ -19,7 +19,8 @@ Models: the Digits MLP of ``examples/digits_mlp_mpi.py`` (64-256-256-10,
 batch 64 per rank, float32) and a small CNN (conv 3x3 3->16 pad 1, ReLU,
 max-pool 2, linear 4096->10 on (32, 3, 32, 32) float32 per rank, as ``bench
 cnn``), Adam.  Last, the same comparison for synthetic gradients of 64 KB, 1 MB
-and 8 MB.  Needs the MPI extra (``pip install -e ".[mpi]"``).
+and 8 MB (``sweep_cases``), and the all-reduce inside a training loop whose one
+weight is 1, 4 or 8 MB (``big_weight_loop``).  Needs the MPI extra (``pip install -e ".[mpi]"``).
 """
 from bench import _timing  # first: one BLAS thread before NumPy loads
 
@@ -126,7 +127,8 @@ def compare_with_raw(comm, opt, params, grads, repeat):
     ours, floor = [], []
     for _ in range(repeat):
         for p, g in zip(params, grads):
-            p.grad = Variable(g)  # fresh gradients each time, as after a backward pass
+            # fresh gradients each time, as after a backward pass (big ones are reduced in place)
+            p.grad = Variable(g.copy())
         comm.barrier()
         t0 = time.perf_counter()
         opt.allreduce_grads(params)
@@ -142,21 +144,66 @@ def compare_with_raw(comm, opt, params, grads, repeat):
 SWEEP_FLOATS = (16_384, 262_144, 2_097_152)  # 64 KB, 1 MB, 8 MB of float32 gradients
 
 
+def sweep_cases():
+    """``(label, sizes)``: for 64 KB, 1 MB and 8 MB of float32 gradients, four parameters of
+    1/2, 1/4, 1/4 and 10 floats (several big messages when reduced in place), then for 1 MB and
+    8 MB one weight and a 10-float bias (one big message)."""
+    cases = [(f'{total * 4 // 1024} KB', (total // 2, total // 4, total // 4 - 10, 10))
+             for total in SWEEP_FLOATS]
+    cases += [(f'{total * 4 // 1024} KB, one weight', (total - 10, 10)) for total in SWEEP_FLOATS[1:]]
+    return cases
+
+
 def sweep(repeat):
-    """allreduce_grads vs a raw Allreduce for larger synthetic gradients (4 parameters each)."""
+    """allreduce_grads vs a raw Allreduce for larger synthetic gradients (``sweep_cases``)."""
 
     comm = dist.init()
     rows = []
-    for total in SWEEP_FLOATS:
+    for label, sizes in sweep_cases():
         target = L.Layer()
-        sizes = (total // 2, total // 4, total // 4 - 10, 10)
         for i, size in enumerate(sizes):
             setattr(target, f'p{i}', Parameter(np.zeros(size, dtype=np.float32)))
         opt = dist.DataParallel(SGD().setup(target), comm)
         params = list(target.params())
         rng = np.random.default_rng(comm.rank)
         grads = [rng.random(size, dtype=np.float32) for size in sizes]
-        rows.append(dict(kb=total * 4 // 1024, **compare_with_raw(comm, opt, params, grads, repeat)))
+        rows.append(dict(label=label, **compare_with_raw(comm, opt, params, grads, repeat)))
+    if comm.is_root:
+        print(RESULT_TAG + json.dumps(rows), flush=True)
+
+
+BIG_WEIGHTS = ((512, 512), (1024, 1024), (1024, 2048))  # 1 MB, 4 MB, 8 MB of float32
+
+
+def big_weight_loop(steps):
+    """Training steps of a Linear(n_in -> n_out) -> ReLU -> Linear(-> 10) MLP per ``BIG_WEIGHTS``
+    (batch 8 per rank, SGD): the median ``last_reduce_seconds`` and step time, where every
+    step's gradients are new arrays from backward (unlike the paired timing above)."""
+
+    comm = dist.init()
+    rows = []
+    for n_in, n_out in BIG_WEIGHTS:
+        np.random.seed(0)
+        model = Model()
+        model.l1 = L.Linear(n_out, in_size=n_in)
+        model.l2 = L.Linear(10, in_size=n_out)
+        opt = dist.DataParallel(SGD(lr=1e-3).setup(model), comm)
+        rng = np.random.default_rng(comm.rank)
+        x = rng.standard_normal((8, n_in)).astype(np.float32)
+        t = rng.integers(0, 10, 8)
+        reduce_s, step_s = [], []
+        for _ in range(10 + steps):
+            comm.barrier()
+            start = time.perf_counter()
+            loss = F.softmax_cross_entropy(model.l2(F.relu(model.l1(x))), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            step_s.append(time.perf_counter() - start)
+            reduce_s.append(opt.last_reduce_seconds)
+        rows.append({'label': f'{n_in}x{n_out} ({n_in * n_out * 4 // 1024} KB)',
+                     'reduce_ms': 1e3 * statistics.median(reduce_s[10:]),
+                     'step_ms': 1e3 * statistics.median(step_s[10:])})
     if comm.is_root:
         print(RESULT_TAG + json.dumps(rows), flush=True)
 
@@ -183,10 +230,13 @@ def main(argv=None):
     parser.add_argument('--steps', type=int, default=60, help='timed training steps per run')
     parser.add_argument('--repeat', type=int, default=30, help='all-reduce samples per run')
     parser.add_argument('--rounds', type=int, default=3, help='runs of every configuration')
-    parser.add_argument('--worker', choices=MODELS + ('sweep',), help=argparse.SUPPRESS)
+    parser.add_argument('--worker', choices=MODELS + ('sweep', 'big'), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker == 'sweep':
         sweep(args.repeat)
+        return 0
+    if args.worker == 'big':
+        big_weight_loop(args.steps)
         return 0
     if args.worker:
         worker(args.worker, args.steps, args.repeat)
@@ -225,8 +275,12 @@ def main(argv=None):
         print(f'larger gradients, {max(ranks)} ranks: allreduce_grads vs raw Allreduce '
               f'(median of {args.repeat})')
         for row in launch('sweep', max(ranks), args.steps, args.repeat):
-            print(f'    {row["kb"]:6d} KB: {row["allreduce_ms"]:.3f} ms vs {row["floor_ms"]:.3f} ms: '
+            print(f'    {row["label"]:>20}: {row["allreduce_ms"]:.3f} ms vs {row["floor_ms"]:.3f} ms: '
                   f'x{row["ratio"]:.2f}')
+        print(f'training loop, {max(ranks)} ranks, one big weight: median all-reduce and step')
+        for row in launch('big', max(ranks), args.steps, args.repeat):
+            print(f'    {row["label"]:>20}: all-reduce {row["reduce_ms"]:.3f} ms, step '
+                  f'{row["step_ms"]:.3f} ms')
     return 0
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import dezero_kr.distributed as dist
 import dezero_kr.functions as F
 import dezero_kr.layers as L
-from dezero_kr import DataLoader, Dataset
+from dezero_kr import DataLoader, Dataset, Parameter, Variable
 from dezero_kr.datasets import Digits
 from dezero_kr.grad_clip import ClipGradNorm
 from dezero_kr.models import Model
@@ -27,7 +27,9 @@ from dezero_kr.optimizers import SGD, Adam, MomentumSGD
 
 N_TRAIN, BATCH, EPOCHS, HIDDEN = 100, 8, 2, 16
 RARE_PIXEL, RARE_LEVEL = 14, 0.5  # pixel 14 > 0.5 in 5% of the first 100 images
-CONFIGS = ('sgd', 'clip', 'adam_unused', 'lazy')
+CONFIGS = ('sgd', 'clip', 'adam_unused', 'lazy', 'wide')
+# 'wide': a first layer whose weight gradient is just big enough to be all-reduced in place
+WIDE = dist.INPLACE_MIN_BYTES // (64 * 8) + 1
 
 
 class DigitsSubset(Dataset):
@@ -47,17 +49,18 @@ class DigitsSubset(Dataset):
 class Net(Model):
     """64 -> HIDDEN -> 10 float64 MLP.
 
+    ``hidden``: the width of the hidden layer (``WIDE``: ``l1.W`` is reduced in place).
     ``unused``: a Linear never called (its grads are None on every rank).
     ``rare``: a bias added only to the rows whose pixel ``RARE_PIXEL`` exceeds
     ``RARE_LEVEL``, and only when the batch has such rows, so its grad is None
     on some ranks, all ranks or none depending on the step.
     """
 
-    def __init__(self, lazy=False, extra=False):
+    def __init__(self, lazy=False, extra=False, hidden=HIDDEN):
         super().__init__()
         in_size = None if lazy else 64
-        self.l1 = L.Linear(HIDDEN, dtype=np.float64, in_size=in_size)
-        self.l2 = L.Linear(10, dtype=np.float64, in_size=None if lazy else HIDDEN)
+        self.l1 = L.Linear(hidden, dtype=np.float64, in_size=in_size)
+        self.l2 = L.Linear(10, dtype=np.float64, in_size=None if lazy else hidden)
         self.extra = extra
         if extra:
             self.unused = L.Linear(3, dtype=np.float64, in_size=4)
@@ -74,9 +77,10 @@ class Net(Model):
 
 def build(config):
     """``(model, optimizer, clip_hook or None)`` of a configuration (NumPy's RNG makes the weights)."""
-    model = Net(lazy=config == 'lazy', extra=config == 'adam_unused')
+    model = Net(lazy=config == 'lazy', extra=config == 'adam_unused',
+                hidden=WIDE if config == 'wide' else HIDDEN)
     clip = None
-    if config == 'adam_unused':
+    if config in ('adam_unused', 'wide'):
         optimizer = Adam(alpha=0.01).setup(model)
     elif config == 'clip':
         optimizer = MomentumSGD(lr=0.2, momentum=0.9).setup(model)
@@ -164,6 +168,47 @@ def mixed_dtypes(comm, out_dir):
     np.savez(os.path.join(out_dir, f'mixed_{comm.rank}.npz'), **record)
 
 
+def in_place_paths(comm, out_dir):
+    """Gradients that take every path of the reduce plan: each rank's local gradients, the
+    reduced ones, whether each was reduced in its own array, and what kept references see.
+
+    Big parameters (``INPLACE_MIN_BYTES``, exactly at the limit) ``a`` .. ``h``, small ``s``:
+    ``a`` plain; ``c`` None on rank 0 only; ``d`` None on every rank; ``e`` a transposed
+    (not C-contiguous) array on odd ranks; ``f`` a float32 parameter with a float64 gradient;
+    ``g`` a contiguous view into a larger array; ``h`` the very array of ``a``'s gradient.
+    """
+    n = dist.INPLACE_MIN_BYTES // 8
+    shape = (n // 16, 16)
+    model = L.Layer()
+    for name in 'acdefgh':
+        setattr(model, name, Parameter(np.zeros(shape, dtype=np.float32 if name == 'f' else np.float64)))
+    model.s = Parameter(np.zeros(5))
+    opt = dist.DataParallel(SGD().setup(model), comm)
+    rng = np.random.default_rng(comm.rank)
+    local = {name: rng.standard_normal(p.data.shape) for name, p in model.named_params()}
+    local['h'] = local['a']
+    record = {f'local/{name}': g.copy() for name, g in local.items()}
+    arrays = dict(local)
+    if comm.rank % 2:
+        arrays['e'] = np.ascontiguousarray(local['e'].T).T  # same values, Fortran order
+    base = np.concatenate([[7.0], local['g'].ravel()])
+    arrays['g'] = base[1:].reshape(shape)  # a view: its base must stay as it is
+    for name, p in model.named_params():
+        p.grad = None if name == 'd' or (name == 'c' and comm.rank == 0) else Variable(arrays[name])
+    kept = {name: p.grad.data for name, p in model.named_params() if p.grad is not None}
+    opt.allreduce_grads()
+    for name, p in model.named_params():
+        record[f'is_none/{name}'] = np.array(p.grad is None)
+        if p.grad is not None:
+            record[f'reduced/{name}'] = p.grad.data
+            record[f'dtype/{name}'] = np.array(p.grad.data.dtype.str)
+        if name in kept:
+            record[f'kept/{name}'] = kept[name]
+            record[f'same_array/{name}'] = np.array(p.grad.data is kept[name])
+    record['base_g'] = base
+    np.savez(os.path.join(out_dir, f'inplace_{comm.rank}.npz'), **record)
+
+
 def fail(comm, mode):
     np.random.seed(0)
     model, optimizer, _ = build('sgd')
@@ -190,6 +235,7 @@ def main(out_dir, mode):
         for config in CONFIGS:
             train(comm, out_dir, config)
         mixed_dtypes(comm, out_dir)
+        in_place_paths(comm, out_dir)
         comm.print('trained', comm.size)
     else:
         fail(comm, mode)

@@ -212,6 +212,52 @@ def test_reduced_grads_are_the_mean_in_the_parameters_dtype(job):
                 np.testing.assert_allclose(reduced, mean, rtol=rtol, atol=rtol * np.abs(mean).max())
 
 
+def test_big_gradients_are_reduced_in_place_and_every_other_path_falls_back(job):
+    """Each rank's records of ``_mpi_worker.in_place_paths``: the reduced gradient is the mean
+    over the ranks (a missing one counting as zeros) on every path; the plain big ones are
+    their own arrays, reduced in place; views, transposes, another dtype and an array two
+    parameters share are copied, and what they were copied from is left as it was."""
+    size, out = job
+    records = _records(out, 'inplace', size)
+    names = 'acdefghs'
+    for rec in records:
+        if size == 1:  # alone nothing is reduced: the arrays are the local ones
+            assert all(bool(rec[f'same_array/{n}']) for n in names if n not in 'cd')
+            continue
+        assert bool(rec['is_none/d'])  # None on every rank: stays None
+        for name in names.replace('d', ''):
+            local = [np.zeros_like(r['local/a']) if name == 'c' and r is records[0]
+                     else r[f'local/{name}'] for r in records]
+            mean = np.mean(local, axis=0)
+            reduced = rec[f'reduced/{name}']
+            param_dtype = np.float32 if name == 'f' else np.float64
+            assert reduced.dtype == param_dtype, name
+            rtol = 1e-6 if name == 'f' else 1e-14
+            np.testing.assert_allclose(reduced, mean, rtol=rtol, atol=rtol, err_msg=name)
+        # one rank without 'c' counts it as zeros: the sum over the others, over all ranks
+        np.testing.assert_allclose(records[1]['reduced/c'],
+                                   sum(r['local/c'] for r in records[1:]) / size, rtol=1e-14, atol=1e-15)
+    if size == 1:
+        return
+    for rank, rec in enumerate(records):
+        # reduced in place: a reference kept before the reduce sees the mean
+        assert bool(rec['same_array/a'])
+        np.testing.assert_array_equal(rec['kept/a'], rec['reduced/a'])
+        if rank > 0:
+            assert bool(rec['same_array/c'])
+        # copied: the kept arrays still hold this rank's own gradient
+        for name in 'fghs':
+            assert not bool(rec[f'same_array/{name}']), name
+        for name in 'fgs':
+            np.testing.assert_array_equal(rec[f'kept/{name}'], rec[f'local/{name}'], err_msg=name)
+        # 'e' is in place where it was C-contiguous, a copy where it was a transpose
+        assert bool(rec['same_array/e']) == (rank % 2 == 0)
+        if rank % 2:
+            np.testing.assert_array_equal(rec['kept/e'], rec['local/e'])
+        np.testing.assert_array_equal(rec['base_g'][1:], rec['local/g'].ravel())  # untouched
+        assert rec['base_g'][0] == 7.0
+
+
 # =============================================================================
 # A failing rank ends the job
 # =============================================================================
@@ -452,6 +498,26 @@ def test_reduce_buffer_is_reused_in_a_training_loop_and_checks_shapes():
     layer.a.grad = Variable(np.zeros(4))
     with pytest.raises(ValueError, match=r'a parameter of shape \(3,\) has a gradient of shape \(4,\)'):
         opt.allreduce_grads()
+
+
+def test_a_bad_gradient_shape_changes_no_gradient():
+    """The shape check of every gradient comes before any big gradient is scaled in place."""
+    from dezero_kr import Parameter, Variable
+    from dezero_kr.layers import Layer
+    layer = Layer()
+    layer.big = Parameter(np.zeros(dist.INPLACE_MIN_BYTES // 8))
+    layer.small = Parameter(np.zeros(3))
+    opt = dist.DataParallel(SGD().setup(layer), _HalvingComm(0, 2))
+    big = np.arange(dist.INPLACE_MIN_BYTES // 8, dtype=np.float64)
+    layer.big.grad = Variable(big)
+    layer.small.grad = Variable(np.zeros(4))
+    with pytest.raises(ValueError, match=r'a parameter of shape \(3,\) has a gradient of shape \(4,\)'):
+        opt.allreduce_grads()
+    np.testing.assert_array_equal(big, np.arange(len(big)))  # not halved
+    layer.small.grad = Variable(np.zeros(3))
+    opt.allreduce_grads()
+    assert layer.big.grad.data is big  # reduced in place: (x / 2) * 2 == x
+    np.testing.assert_array_equal(big, np.arange(len(big)))
 
 
 def test_bench_mpi_runs():
