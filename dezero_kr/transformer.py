@@ -52,8 +52,8 @@ class TokenPositionEmbedding(Function):
     dL/dwpe[:T] = sum over b of gy[b] (rows T.. get 0); jvp = the same map
     applied to the tangents.  Output dtype: that of ``wte + wpe``.  The ids
     are checked by ``GPT._check_idx`` (integer, in [0, V), T <= P).
-    It is ``embed_id(ids, wte) + wpe[:T]`` as one node instead of three: one
-    microgpt training step measured 285 -> 252 µs with it (bench/README.md).
+    It is ``embed_id(ids, wte) + wpe[:T]`` as one node instead of three: a
+    microgpt forward + backward in a warm loop, 285 -> 252 µs (bench/README.md).
     """
     __slots__ = ('ids',)
     backward_reads_values = False
