@@ -477,10 +477,8 @@ def pooling(x, kernel_size, stride=1, pad=0):
 
 
 class Pooling2DGrad(_MaxPoolingBase):
-    """gx = zeros(x.shape) with gy added at the pooled positions (linear in gy).
-
-    Built from a ``Pooling`` (or either companion).  dL/dgy = Pooling2DWithIndexes(ggx).
-    """
+    """gx = zeros(x.shape) with gy added at the pooled positions: max pooling's
+    gradient, linear in gy, so dL/dgy = Pooling2DWithIndexes(ggx) (its adjoint)."""
     __slots__ = ()
 
     def forward(self, gy):
@@ -491,10 +489,8 @@ class Pooling2DGrad(_MaxPoolingBase):
 
 
 class Pooling2DWithIndexes(_MaxPoolingBase):
-    """y = x at the positions a max pooling chose (linear in x: no new argmax).
-
-    Built from a ``Pooling`` (or either companion).  dL/dx = Pooling2DGrad(gy).
-    """
+    """y = x at the positions a max pooling chose (no new argmax; made from a
+    ``Pooling`` or a companion).  Linear in x: dL/dx = Pooling2DGrad(gy)."""
     __slots__ = ()
 
     def forward(self, x):
