@@ -249,6 +249,8 @@ def test_input_errors_name_the_shapes():
         model(np.zeros((1, 3)))
     with pytest.raises(ValueError, match=r'GPT: token ids must be in \[0, 7\), got values from 0 to 7'):
         model(np.array([[0, 7]]))
+    with pytest.raises(ValueError, match=r'GPT: token ids must be in \[0, 7\), got values from -1 to 2'):
+        model(np.array([[2, -1]]))  # a negative id would silently index from the end
     with pytest.raises(ValueError, match=r'GPT.loss: targets have shape \(1, 2\) but idx has shape \(1, 3\)'):
         model.loss(np.zeros((1, 3), dtype=int), np.zeros((1, 2), dtype=int))
     with pytest.raises(ValueError, match=r'GPT: n_embd=6 is not divisible by n_head=4'):

@@ -50,8 +50,6 @@ def _public_methods(cls):
             continue
         if _is_setter(item):
             continue  # the property's getter carries the docstring
-        if name in _DOCUMENTED_DUNDERS and _trivial(item):
-            continue  # an __init__ that only stores its arguments: the class docstring says it
         out_name = f'{cls.name}.{name}'
         yield out_name, item
 
@@ -59,20 +57,6 @@ def _public_methods(cls):
 def _is_setter(fn):
     return any(isinstance(d, ast.Attribute) and d.attr in ('setter', 'deleter')
                for d in fn.decorator_list)
-
-
-def _trivial(fn):
-    """Only assignments of arguments / constants to attributes (or a super() call)."""
-    for stmt in fn.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            continue
-        if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                and 'super' in ast.unparse(stmt.value)):
-            continue
-        return False
-    return True
 
 
 def _documented(module, qualname, node):
@@ -83,17 +67,12 @@ def _documented(module, qualname, node):
     if '.' not in qualname:
         return False
     cls_name, attr = qualname.split('.')
-    cls = getattr(module, cls_name, None)
-    if attr == '__init__' and cls is not None and cls.__doc__:
-        return True  # help(Class) shows the class docstring, which states the arguments
-    obj = inspect.getattr_static(cls, attr, None) if cls is not None else None
-    if obj is None:
-        return False
-    if isinstance(obj, (staticmethod, classmethod)):
-        obj = obj.__func__
+    cls = getattr(module, cls_name)
+    if attr == '__init__':
+        return bool(cls.__doc__)  # help(Class) shows the class docstring, which states the arguments
     for base in cls.__mro__[1:]:
         if base.__module__ == 'builtins':
-            break  # object.__init__'s "Initialize self." says nothing about this class
+            return False  # object.__init__'s "Initialize self." says nothing about this class
         inherited = base.__dict__.get(attr)
         if inherited is not None and inspect.getdoc(inherited):
             return True
