@@ -591,7 +591,12 @@ class DataParallel:
         start = time.perf_counter()
         if params is None:
             params = self._params('allreduce_grads')
-        for bucket in self._buckets(params):
+        buckets = self._buckets(params)
+        for p in params:  # every shape first: an error must leave every gradient as it was
+            g = p.grad
+            if g is not None and g.data.shape != p.data.shape:
+                raise _shape_error(p.data.shape, g.data.shape)
+        for bucket in buckets:
             self._reduce_bucket(bucket)
         self.last_reduce_seconds = time.perf_counter() - start
 
@@ -650,8 +655,6 @@ class DataParallel:
                 flags[i] = 0
                 continue
             a = g.data
-            if a.shape != view.shape:
-                raise _shape_error(view.shape, a.shape)
             # Copy and scale by 1/size in one pass over the memory (a copy then an
             # in-place scale took two: measured 1.8x -> see bench/README.md "mpi").
             multiply(a, scale, out=view)
@@ -663,20 +666,18 @@ class DataParallel:
         overwritten (``_reducible_in_place``), else a new array of the parameter's dtype."""
         sources, in_place, taken = [], [], set()
         flags = bucket.flags[len(bucket.params):]
-        for i, (p, g) in enumerate(zip(bucket.big, bigs)):
+        for i, g in enumerate(bigs):
             a = None if g is None else g.data
             if a is None:
                 flags[i] = 0
-            elif a.shape != p.data.shape:
-                raise _shape_error(p.data.shape, a.shape)
             elif _reducible_in_place(a, bucket.dtype, taken):
                 in_place.append(a)
                 taken.add(id(a))
             else:
                 a = bucket.xp.multiply(a, bucket.scale, out=bucket.xp.empty(a.shape, bucket.dtype))
             sources.append(a)
-        # Only now, every shape checked, are gradient arrays changed: an error leaves them as
-        # they were.
+        # Scaled last: an array shared by two parameters is copied (scaled) for the second
+        # from its unscaled values before the first scales it in place.
         for a in in_place:
             bucket.xp.multiply(a, bucket.scale, out=a)
         return sources

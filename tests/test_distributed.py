@@ -520,6 +520,23 @@ def test_a_bad_gradient_shape_changes_no_gradient():
     np.testing.assert_array_equal(big, np.arange(len(big)))
 
 
+def test_a_bad_gradient_shape_in_a_later_bucket_changes_no_gradient():
+    """Buckets are per dtype: the shapes of all of them are checked before the first is reduced."""
+    from dezero_kr import Parameter, Variable
+    from dezero_kr.layers import Layer
+    layer = Layer()
+    layer.a = Parameter(np.zeros(3))                      # float64 bucket, reduced first
+    layer.b = Parameter(np.zeros(2, dtype=np.float32))    # float32 bucket
+    opt = dist.DataParallel(SGD().setup(layer), _HalvingComm(0, 2))
+    orig = np.arange(3.0)
+    ga = Variable(orig)
+    layer.a.grad, layer.b.grad = ga, Variable(np.zeros(5, dtype=np.float32))
+    with pytest.raises(ValueError, match=r'a parameter of shape \(2,\) has a gradient of shape \(5,\)'):
+        opt.allreduce_grads()
+    assert layer.a.grad is ga and ga.data is orig  # not swapped for a view of the buffer
+    np.testing.assert_array_equal(orig, np.arange(3.0))
+
+
 def test_bench_mpi_runs():
     """``python -m bench mpi`` with tiny settings: every configuration reports its line."""
     _require_mpi()
