@@ -21,16 +21,22 @@ same weights and take the same steps in lockstep:
 
 Prints the loss of each step for the three (and their largest difference),
 the largest gradient difference, the median time per step and the ratios,
-then trains the dezero_kr model for ``--train-steps`` microgpt steps on the
+the time of the graph's nodes alone (each node's ``forward`` and ``backward``
+on the recorded arrays, no dispatch: ``rules_alone``), the same step in PyTorch
+eager mode against the floor when ``torch`` is installed (``TorchRun``, in a
+process of its own: importing torch slows every step of a process), then trains the dezero_kr model for ``--train-steps`` microgpt steps on the
 training names and reports its validation loss against the unigram baseline.
 """
 import bench._timing  # noqa: F401  (one BLAS thread, before NumPy loads)
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -39,6 +45,7 @@ import numpy as np  # noqa: E402
 VOCAB, BLOCK, N_EMBD, N_HEAD, N_LAYER = 27, 16, 16, 4, 1
 HEAD_DIM = N_EMBD // N_HEAD
 LR, BETA1, BETA2, EPS_ADAM, INIT_STD = 0.01, 0.85, 0.99, 1e-8, 0.08
+TORCH_TAG = 'BENCH_MICROGPT_TORCH '
 
 
 # =============================================================================
@@ -512,6 +519,129 @@ class NumpyRun:
         adam_arrays(self.W, self.grads, self.m, self.v, step, self.num_steps)
 
 
+class TorchRun:
+    """The same step in PyTorch's eager mode (CPU, one thread, float64), if ``torch`` is
+    installed: what a mature define-by-run framework costs on this model.  Idiomatic
+    PyTorch: ``F.rms_norm``, ``F.scaled_dot_product_attention(is_causal=True)``,
+    ``F.cross_entropy``, and microgpt's Adam as the loop of ``TensorRun.update``."""
+
+    def __init__(self, weights, num_steps):
+        import torch
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.W = {k: torch.tensor(w, requires_grad=True) for k, w in weights.items()}
+        self.m = {k: torch.zeros_like(w) for k, w in self.W.items()}
+        self.v = {k: torch.zeros_like(w) for k, w in self.W.items()}
+        self.num_steps = num_steps
+
+    def forward_backward(self, tokens):
+        torch, W, C = self.torch, self.W, N_EMBD
+        F = torch.nn.functional
+        n = min(BLOCK, len(tokens) - 1)
+        idx, tgt = torch.tensor(tokens[:n]), torch.tensor(tokens[1:n + 1])
+        x0 = F.rms_norm(W['wte'][idx] + W['wpe'][:n], (C,), eps=1e-5)
+        h1 = F.rms_norm(x0, (C,), eps=1e-5)
+        q, k, v = (F.linear(h1, W[m]).view(n, N_HEAD, HEAD_DIM).transpose(0, 1) for m in ('wq', 'wk', 'wv'))
+        att = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(0, 1).reshape(n, C)
+        x1 = F.linear(att, W['wo']) + x0
+        x2 = F.linear(F.relu(F.linear(F.rms_norm(x1, (C,), eps=1e-5), W['fc1'])), W['fc2']) + x1
+        loss = F.cross_entropy(F.linear(x2, W['lm_head']), tgt)
+        for p in W.values():
+            p.grad = None
+        loss.backward()
+        return float(loss)
+
+    def update(self, step):
+        lr_t = LR * (1 - step / self.num_steps)
+        c1, c2 = 1 - BETA1 ** (step + 1), 1 - BETA2 ** (step + 1)
+        with self.torch.no_grad():
+            for name, p in self.W.items():
+                g, m, v = p.grad, self.m[name], self.v[name]
+                m *= BETA1
+                m += (1 - BETA1) * g
+                v *= BETA2
+                v += (1 - BETA2) * g * g
+                p -= lr_t * (m / c1) / ((v / c2).sqrt() + EPS_ADAM)
+
+
+def recorded_nodes(loss):
+    """Every Function of ``loss``'s graph once, as ``(f, its input arrays, a gradient of ones
+    for its output)``: what ``rules_alone`` calls."""
+    from dezero_kr.core import Variable as TensorVariable
+    nodes, seen, stack = [], set(), [loss.creator]
+    while stack:
+        f = stack.pop()
+        if f is not None and f not in seen:
+            seen.add(f)
+            nodes.append((f, [x.data for x in f.inputs], TensorVariable(np.ones_like(f.outputs().data))))
+            stack.extend(x.creator for x in f.inputs)
+    return nodes
+
+
+def rules_alone(model, docs, repeat):
+    """Per name, the seconds of the graph's nodes' own ``forward`` and first-order ``backward``
+    called directly on the arrays one step recorded (no ``Function.__call__``, no layers, no
+    backprop loop), timed as the steps are (``gc.collect()`` before each): what no dispatch
+    could go below.  Returns ``(node count, [seconds per name])``."""
+    import dezero_kr
+    seconds, count = [], 0
+    for tokens in docs:
+        n = min(BLOCK, len(tokens) - 1)
+        nodes = recorded_nodes(model.loss(np.array([tokens[:n]]), np.array([tokens[1:n + 1]])))
+        count = len(nodes)
+
+        def run():
+            with dezero_kr.no_grad():
+                for f, arrays, gy in nodes:
+                    f.forward(*arrays)
+                    f.backward(gy)
+        seconds.append(_median_time(run, repeat)[1])
+    return count, seconds
+
+
+def _names(steps, seed):
+    from dezero_kr.datasets import Names
+    ds = Names(train=True)
+    order = np.random.default_rng(seed).permutation(len(ds.names))
+    return ds, [[0] + list(ds.encode(ds.names[i])) for i in order[:steps]]
+
+
+def _timed_step(run, step, tokens, repeat):
+    """``(loss, seconds forward + backward (median), seconds of the update)`` of one lockstep step."""
+    loss, fb = _median_time(lambda: run.forward_backward(tokens), repeat)
+    t0 = time.perf_counter()
+    run.update(step)
+    return loss, fb, time.perf_counter() - t0
+
+
+def torch_worker(steps, repeat, seed):
+    """PyTorch eager and the NumPy floor in lockstep, in a process of their own (importing
+    torch makes every step of the process slower: its objects lengthen each gc.collect()
+    and the collections inside the step); prints one tagged JSON line."""
+    weights = init_weights(seed)
+    torch_run, floor = TorchRun(weights, steps), NumpyRun(weights, steps)
+    rows = []
+    for step, tokens in enumerate(_names(steps, seed)[1]):
+        lp, tp, up = _timed_step(torch_run, step, tokens, repeat)
+        ln, tn, un = _timed_step(floor, step, tokens, repeat)
+        rows.append(dict(torch=lp, numpy=ln, t_torch=tp + up, t_torch_fb=tp, t_numpy=tn + un, t_numpy_fb=tn))
+    print(TORCH_TAG + json.dumps(rows), flush=True)
+
+
+def torch_compare(steps, repeat, seed):
+    """``torch_worker``'s rows, or None when torch is not installed."""
+    if importlib.util.find_spec('torch') is None:
+        return None
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, '-m', 'bench.microgpt', '--torch-worker', '--steps', str(steps),
+                          '--repeat', str(repeat), '--seed', str(seed)],
+                         capture_output=True, text=True, cwd=root, timeout=600)
+    for line in out.stdout.splitlines():
+        if line.startswith(TORCH_TAG):
+            return json.loads(line[len(TORCH_TAG):])
+    raise RuntimeError(f'bench microgpt: the PyTorch run failed (status {out.returncode}):\n{out.stderr}')
+
+
 def _median_time(fn, repeat):
     out, times = None, []
     for _ in range(repeat):
@@ -524,10 +654,7 @@ def _median_time(fn, repeat):
 
 def compare(steps=10, repeat=20, seed=0, log=print):
     """Lockstep training steps of the three; returns a dict of losses, differences and times."""
-    from dezero_kr.datasets import Names
-    ds = Names(train=True)
-    order = np.random.default_rng(seed).permutation(len(ds.names))
-    docs = [[0] + list(ds.encode(ds.names[i])) for i in order[:steps]]
+    ds, docs = _names(steps, seed)
     weights = init_weights(seed)
     scalar, tensor, floor = ScalarRun(weights, steps), TensorRun(weights, steps), NumpyRun(weights, steps)
     rows, grad_diff = [], None
@@ -548,7 +675,7 @@ def compare(steps=10, repeat=20, seed=0, log=print):
         n = min(BLOCK, len(tokens) - 1)
         rows.append(dict(name=ds.decode(tokens[1:-1]), positions=n, nodes=scalar.nodes, scalar=ls, tensor=lt,
                          numpy=ln, t_scalar=sf + sb + su, t_scalar_fb=sf + sb, t_tensor=tt + tu,
-                         t_tensor_fb=tt, t_numpy=tn + nu))
+                         t_tensor_fb=tt, t_numpy=tn + nu, t_numpy_fb=tn))
         log(f'step {step + 1:3d} {rows[-1]["name"]:>12s} ({n:2d} positions, {scalar.nodes:6d} scalar nodes): '
             f'loss scalar {ls:.15f}  dezero_kr {lt:.15f}  numpy {ln:.15f}')
     return rows, grad_diff, tensor.model
@@ -597,13 +724,29 @@ def _val_loss(model):
     return total / count, base / count
 
 
+def _print_torch(torch_rows, rows):
+    diff = max(abs(r['scalar'] - p['torch']) for r, p in zip(rows, torch_rows))
+    med = {k: statistics.median(p[k] for p in torch_rows) for k in ('t_torch', 't_torch_fb', 't_numpy')}
+    ratio = statistics.median(p['t_torch'] / p['t_numpy'] for p in torch_rows)
+    ratio_fb = statistics.median(p['t_torch_fb'] / p['t_numpy_fb'] for p in torch_rows)
+    print(f'PyTorch eager (its own process: CPU, 1 thread; the floor timed again beside it; largest loss '
+          f'difference to the scalar engine {diff:.2e}):')
+    print(f'  PyTorch        {med["t_torch"] * 1e3:9.2f} ms  (forward + backward {med["t_torch_fb"] * 1e3:.2f} ms)')
+    print(f'  NumPy floor    {med["t_numpy"] * 1e3:9.2f} ms')
+    print(f'  PyTorch / NumPy floor = {ratio:.1f}x per step ({ratio_fb:.1f}x forward + backward)')
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--steps', type=int, default=10, help='lockstep training steps of the three')
     parser.add_argument('--repeat', type=int, default=20, help='timed repeats of each tensor step')
     parser.add_argument('--train-steps', type=int, default=1000, help='then train dezero_kr alone (0: skip)')
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--torch-worker', action='store_true', help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.torch_worker:
+        torch_worker(args.steps, args.repeat, args.seed)
+        return 0
     from dezero_kr.models import GPT
     from dezero_kr.transformer import MICROGPT
     count = GPT(VOCAB, BLOCK, N_EMBD, N_HEAD, N_LAYER, **MICROGPT).num_params()
@@ -620,13 +763,23 @@ def main(argv=None):
     ratio = statistics.median(r['t_scalar'] / r['t_tensor'] for r in rows)
     ratio_fb = statistics.median(r['t_scalar_fb'] / r['t_tensor_fb'] for r in rows)
     floor = statistics.median(r['t_tensor'] / r['t_numpy'] for r in rows)
+    floor_fb = statistics.median(r['t_tensor_fb'] / r['t_numpy_fb'] for r in rows)
     print(f'scalar graph: {nodes:,.0f} Function nodes (each with its output Variable) per position')
     print(f'time per training step (median over the {len(rows)} names):')
     print(f'  scalar engine  {med["t_scalar"] * 1e3:9.2f} ms  (forward + backward {med["t_scalar_fb"] * 1e3:.2f} ms)')
     print(f'  dezero_kr      {med["t_tensor"] * 1e3:9.2f} ms  (forward + backward {med["t_tensor_fb"] * 1e3:.2f} ms)')
     print(f'  NumPy floor    {med["t_numpy"] * 1e3:9.2f} ms')
     print(f'  scalar / dezero_kr = {ratio:.0f}x per step ({ratio_fb:.0f}x forward + backward); '
-          f'dezero_kr / NumPy floor = {floor:.1f}x  (medians of the per-step ratios)')
+          f'dezero_kr / NumPy floor = {floor:.1f}x per step ({floor_fb:.1f}x forward + backward; medians of '
+          f'the per-step ratios)')
+    count, alone = rules_alone(model, _names(args.steps, args.seed)[1], args.repeat)
+    print(f'  the {count} nodes\' own forward + backward alone (no dispatch): '
+          f'{statistics.median(alone) * 1e3:.2f} ms = '
+          f'{statistics.median(a / r["t_numpy_fb"] for a, r in zip(alone, rows)):.1f}x the floor\'s forward + '
+          f'backward')
+    torch_rows = torch_compare(args.steps, args.repeat, args.seed)
+    if torch_rows is not None:
+        _print_torch(torch_rows, rows)
     if args.train_steps:
         seconds, val_loss, baseline = train_microgpt(model, args.train_steps, args.seed)
         print(f'dezero_kr trains the microgpt config for {args.train_steps} microgpt steps (one name each) '

@@ -716,3 +716,23 @@ def test_token_position_embedding_is_embed_id_plus_positions_in_values_and_gradi
     np.testing.assert_allclose(a_wte.grad.data[3], gy[0, 0] + gy[0, 2] + gy[1, 1] + gy[1, 2])
     assert not a_wpe.grad.data[4:].any()
     assert gradcheck(lambda e, p: TokenPositionEmbedding(ids)(e, p), [wte, wpe])
+
+
+def test_bench_rules_alone_replays_the_recorded_step():
+    """``bench microgpt``'s "nodes alone" line times the same computation as the step: its
+    node list is the whole graph, and each node's forward on the recorded arrays gives the
+    recorded output bit for bit."""
+    mg = _bench_microgpt()
+    model = mg.build_gpt(mg.init_weights(0))
+    tokens = [0, 1, 12, 25, 0]
+    loss = model.loss(np.array([tokens[:-1]]), np.array([tokens[1:]]))
+    nodes = mg.recorded_nodes(loss)
+    names = sorted(type(f).__name__ for f, _, _ in nodes)
+    assert names == sorted(['TokenPositionEmbedding', 'RMSNorm', 'RMSNorm', 'RMSNorm', 'Linear', 'Linear',
+                            'Linear', 'Linear', 'Linear', 'MultiHeadAttention', 'Add', 'Add', 'ReLU',
+                            'Reshape', 'SoftmaxCrossEntropy'])
+    for f, arrays, gy in nodes:
+        np.testing.assert_array_equal(f.forward(*arrays), f.outputs().data, err_msg=type(f).__name__)
+        assert gy.data.shape == f.outputs().data.shape
+    count, seconds = mg.rules_alone(model, [tokens], repeat=1)
+    assert count == 15 and seconds[0] > 0
