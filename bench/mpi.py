@@ -21,6 +21,8 @@ max-pool 2, linear 4096->10 on (32, 3, 32, 32) float32 per rank, as ``bench
 cnn``), Adam.  Last, the same comparison for synthetic gradients of 64 KB, 1 MB
 and 8 MB (``sweep_cases``), and the all-reduce inside a training loop whose one
 weight is 1, 4 or 8 MB (``big_weight_loop``).  Needs the MPI extra (``pip install -e ".[mpi]"``).
+With ``CHAINERMN_PYTHON`` set (a Python with ChainerMN, see ``bench/chainermn_ref.py``),
+ChainerMN's CPU all-reduce of the same shapes is measured the same way, for reference.
 """
 from bench import _timing  # first: one BLAS thread before NumPy loads
 
@@ -118,13 +120,16 @@ def worker(model_name, steps, repeat):
 
 def compare_with_raw(comm, opt, params, grads, repeat):
     """``opt.allreduce_grads`` on fresh copies of ``grads`` against a bare ``Allreduce`` of a
-    float32 buffer of the same bytes (gradients plus one flag per parameter), each after a
-    ``Barrier``; medians in ms and the median of the paired ratios."""
+    float32 buffer of the same bytes (gradients plus one flag per parameter), and against that
+    ``Allreduce`` followed by one in-place scale by 1/size (the least a *mean* can cost: MPI has
+    no averaging operation), each after a ``Barrier``; medians in ms and of the paired ratios."""
     from mpi4py import MPI
 
-    raw = np.random.default_rng(comm.rank).random(
-        sum(g.nbytes for g in grads) // 4 + len(grads), dtype=np.float32)
-    ours, floor = [], []
+    rng = np.random.default_rng(comm.rank)
+    raw = rng.random(sum(g.nbytes for g in grads) // 4 + len(grads), dtype=np.float32)
+    raw_mean = raw.copy()
+    scale = np.float32(1 / comm.size)
+    ours, floor, mean_floor = [], [], []
     for _ in range(repeat):
         for p, g in zip(params, grads):
             # fresh gradients each time, as after a backward pass (big ones are reduced in place)
@@ -137,8 +142,15 @@ def compare_with_raw(comm, opt, params, grads, repeat):
         t0 = time.perf_counter()
         comm.mpi_comm.Allreduce(MPI.IN_PLACE, raw, op=MPI.SUM)
         floor.append(time.perf_counter() - t0)
+        comm.barrier()
+        t0 = time.perf_counter()
+        comm.mpi_comm.Allreduce(MPI.IN_PLACE, raw_mean, op=MPI.SUM)
+        np.multiply(raw_mean, scale, out=raw_mean)
+        mean_floor.append(time.perf_counter() - t0)
     return {'allreduce_ms': 1e3 * statistics.median(ours), 'floor_ms': 1e3 * statistics.median(floor),
-            'ratio': statistics.median([a / b for a, b in zip(ours, floor)])}
+            'ratio': statistics.median([a / b for a, b in zip(ours, floor)]),
+            'mean_floor_ms': 1e3 * statistics.median(mean_floor),
+            'ratio_mean': statistics.median([a / b for a, b in zip(ours, mean_floor)])}
 
 
 SWEEP_FLOATS = (16_384, 262_144, 2_097_152)  # 64 KB, 1 MB, 8 MB of float32 gradients
@@ -270,18 +282,47 @@ def main(argv=None):
             if 'ratio' in res[0]:
                 print(f'    allreduce_grads {_spread([a["allreduce_ms"] for a in res], "{:.3f}")} ms '
                       f'vs raw Allreduce {_spread([a["floor_ms"] for a in res], "{:.3f}")} ms: '
-                      f'x{_spread([a["ratio"] for a in res], "{:.2f}")}')
+                      f'x{_spread([a["ratio"] for a in res], "{:.2f}")}; vs raw Allreduce + scale '
+                      f'{_spread([a["mean_floor_ms"] for a in res], "{:.3f}")} ms: '
+                      f'x{_spread([a["ratio_mean"] for a in res], "{:.2f}")}')
+    if max(ranks) > 1 and os.environ.get('CHAINERMN_PYTHON'):
+        _chainermn_reference(os.environ['CHAINERMN_PYTHON'], max(ranks), args.rounds, args.repeat)
     if max(ranks) > 1:
         print(f'larger gradients, {max(ranks)} ranks: allreduce_grads vs raw Allreduce '
               f'(median of {args.repeat})')
         for row in launch('sweep', max(ranks), args.steps, args.repeat):
             print(f'    {row["label"]:>20}: {row["allreduce_ms"]:.3f} ms vs {row["floor_ms"]:.3f} ms: '
-                  f'x{row["ratio"]:.2f}')
+                  f'x{row["ratio"]:.2f}; vs + scale {row["mean_floor_ms"]:.3f} ms: x{row["ratio_mean"]:.2f}')
         print(f'training loop, {max(ranks)} ranks, one big weight: median all-reduce and step')
         for row in launch('big', max(ranks), args.steps, args.repeat):
             print(f'    {row["label"]:>20}: all-reduce {row["reduce_ms"]:.3f} ms, step '
                   f'{row["step_ms"]:.3f} ms')
     return 0
+
+
+def _chainermn_reference(python, ranks, rounds, repeat):
+    """ChainerMN's ``multi_node_mean_grad`` of the same shapes vs raw ``Allreduce``, run by
+    ``python`` (a Python with chainer, mpi4py and MPI: see ``bench/chainermn_ref.py``)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    mpiexec = os.path.join(os.path.dirname(python), 'mpiexec')
+    if not os.path.exists(mpiexec):
+        mpiexec = dist.find_mpiexec()
+    tag = 'BENCH_CHAINERMN_RESULT '
+    for model_name in MODELS:
+        res = []
+        for _ in range(rounds):
+            command = [mpiexec, '-n', str(ranks), python, os.path.join(here, 'chainermn_ref.py'), model_name,
+                       str(repeat)]
+            out = subprocess.run(command, capture_output=True, text=True, timeout=600)
+            lines = [line for line in out.stdout.splitlines() if line.startswith(tag)]
+            if not lines:
+                raise RuntimeError(f'bench mpi: {" ".join(command)} failed (status {out.returncode}):\n'
+                                   f'{out.stdout}\n{out.stderr}')
+            res.append(json.loads(lines[0][len(tag):]))
+        print(f'{model_name}, ChainerMN (naive communicator, {ranks} ranks) multi_node_mean_grad '
+              f'{_spread([a["chainermn_ms"] for a in res], "{:.3f}")} ms vs raw Allreduce '
+              f'{_spread([a["floor_ms"] for a in res], "{:.3f}")} ms: x{_spread([a["ratio"] for a in res], "{:.2f}")} '
+              f'(largest error vs the mean {max(a["max_error"] for a in res):.1e})')
 
 
 def _spread(values, fmt):

@@ -547,3 +547,24 @@ def test_bench_mpi_runs():
     for line in ('mlp 1 rank(s)', 'mlp 2 rank(s)', 'cnn 1 rank(s)', 'cnn 2 rank(s)', '8192 KB'):
         assert line in out.stdout, out.stdout
     assert out.stdout.count('    allreduce_grads ') == 2  # the MLP and the CNN at 2 ranks
+    assert out.stdout.count('vs raw Allreduce + scale') == 2
+
+
+def test_bench_mpi_chainermn_reference_reads_each_run(tmp_path, capsys, monkeypatch):
+    """``CHAINERMN_PYTHON``'s runs go through mpiexec with the model and repeat count, and each
+    run's tagged line is read back into the printed spread (a stand-in Python that echoes one)."""
+    _require_mpi()
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench import mpi as bench_mpi
+    fake = tmp_path / 'python'
+    fake.write_text('#!/bin/sh\n'
+                    'case "$1 $2 $3" in *chainermn_ref.py\\ mlp\\ 7|*chainermn_ref.py\\ cnn\\ 7) ;; *) exit 3;; esac\n'
+                    'echo "BENCH_CHAINERMN_RESULT {\\"chainermn_ms\\": 0.25, \\"floor_ms\\": 0.125, '
+                    '\\"ratio\\": 2.0, \\"max_error\\": 0.0}"\n')
+    fake.chmod(0o755)
+    bench_mpi._chainermn_reference(str(fake), 2, 1, 7)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ('mlp, ChainerMN (naive communicator, 2 ranks) multi_node_mean_grad 0.250 [0.250-0.250] '
+                      'ms vs raw Allreduce 0.125 [0.125-0.125] ms: x2.00 [2.00-2.00] (largest error vs the '
+                      'mean 0.0e+00)')
+    assert out[1].startswith('cnn, ChainerMN')
