@@ -24,8 +24,9 @@ the largest gradient difference, the median time per step and the ratios,
 the time of the graph's nodes alone (each node's ``forward`` and ``backward``
 on the recorded arrays, no dispatch: ``rules_alone``), the same step in PyTorch
 eager mode against the floor when ``torch`` is installed (``TorchRun``, in a
-process of its own: importing torch slows every step of a process), then trains the dezero_kr model for ``--train-steps`` microgpt steps on the
-training names and reports its validation loss against the unigram baseline.
+process of its own: importing torch slows every step of a process), then
+trains the dezero_kr model for ``--train-steps`` microgpt steps on the training
+names and reports its validation loss against the unigram baseline.
 """
 import bench._timing  # noqa: F401  (one BLAS thread, before NumPy loads)
 
