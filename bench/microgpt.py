@@ -661,18 +661,12 @@ def compare(steps=10, repeat=20, seed=0, log=print):
     rows, grad_diff = [], None
     for step, tokens in enumerate(docs):
         ls, (sf, sb, su) = scalar.step(step, tokens)
-        lt, tt = _median_time(lambda: tensor.forward_backward(tokens), repeat)
-        ln, tn = _median_time(lambda: floor.forward_backward(tokens), repeat)
-        if step == 0:  # gradients of the first step, all parameters
+        lt, tt, tu = _timed_step(tensor, step, tokens, repeat)
+        ln, tn, nu = _timed_step(floor, step, tokens, repeat)
+        if step == 0:  # gradients of the first step, all parameters (an update leaves them as they are)
             gt = gpt_grads_as_microgpt(tensor.model)
             grad_diff = max(max(float(np.abs(gt[k] - scalar.grads[k]).max()),
                                 float(np.abs(floor.grads[k] - scalar.grads[k]).max())) for k in gt)
-        t0 = time.perf_counter()
-        tensor.update(step)
-        tu = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        floor.update(step)
-        nu = time.perf_counter() - t0
         n = min(BLOCK, len(tokens) - 1)
         rows.append(dict(name=ds.decode(tokens[1:-1]), positions=n, nodes=scalar.nodes, scalar=ls, tensor=lt,
                          numpy=ln, t_scalar=sf + sb + su, t_scalar_fb=sf + sb, t_tensor=tt + tu,

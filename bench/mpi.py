@@ -228,10 +228,16 @@ def launch(model_name, ranks, steps, repeat):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
     env['PYTHONPATH'] = os.pathsep.join([root] + ([env['PYTHONPATH']] if env.get('PYTHONPATH') else []))
-    out = subprocess.run(command, capture_output=True, text=True, cwd=root, env=env, timeout=600)
+    return _tagged_result(command, RESULT_TAG, cwd=root, env=env)
+
+
+def _tagged_result(command, tag, **kwargs):
+    """Run ``command`` (``subprocess.run`` keywords in ``kwargs``); the JSON after ``tag`` on its
+    first line that starts with it, or a RuntimeError with the command's output."""
+    out = subprocess.run(command, capture_output=True, text=True, timeout=600, **kwargs)
     for line in out.stdout.splitlines():
-        if line.startswith(RESULT_TAG):
-            return json.loads(line[len(RESULT_TAG):])
+        if line.startswith(tag):
+            return json.loads(line[len(tag):])
     raise RuntimeError(f'bench mpi: {" ".join(command)} failed (status {out.returncode}):\n'
                        f'{out.stdout}\n{out.stderr}')
 
@@ -307,18 +313,10 @@ def _chainermn_reference(python, ranks, rounds, repeat):
     mpiexec = os.path.join(os.path.dirname(python), 'mpiexec')
     if not os.path.exists(mpiexec):
         mpiexec = dist.find_mpiexec()
-    tag = 'BENCH_CHAINERMN_RESULT '
+    command = [mpiexec, '-n', str(ranks), python, os.path.join(here, 'chainermn_ref.py')]
     for model_name in MODELS:
-        res = []
-        for _ in range(rounds):
-            command = [mpiexec, '-n', str(ranks), python, os.path.join(here, 'chainermn_ref.py'), model_name,
-                       str(repeat)]
-            out = subprocess.run(command, capture_output=True, text=True, timeout=600)
-            lines = [line for line in out.stdout.splitlines() if line.startswith(tag)]
-            if not lines:
-                raise RuntimeError(f'bench mpi: {" ".join(command)} failed (status {out.returncode}):\n'
-                                   f'{out.stdout}\n{out.stderr}')
-            res.append(json.loads(lines[0][len(tag):]))
+        res = [_tagged_result(command + [model_name, str(repeat)], 'BENCH_CHAINERMN_RESULT ')
+               for _ in range(rounds)]
         print(f'{model_name}, ChainerMN (naive communicator, {ranks} ranks) multi_node_mean_grad '
               f'{_spread([a["chainermn_ms"] for a in res], "{:.3f}")} ms vs raw Allreduce '
               f'{_spread([a["floor_ms"] for a in res], "{:.3f}")} ms: x{_spread([a["ratio"] for a in res], "{:.2f}")} '
