@@ -12,7 +12,8 @@ y = C(B(A(x))), 즉 a=A(x), b=B(a), y=C(b) 이면 연쇄 법칙에 따라
 계산으로 모든 입력의 미분이 나온다. 이것이 수치 미분(입력마다 순전파 2번) 대신 역전파를
 쓰는 이유다.
 
-이 단계는 이론이라 프레임워크를 바꾸지 않는다. 국소 미분을 손으로 적어 곱해 보고, 04단계의
+이 단계는 이론이라 프레임워크를 바꾸지 않는다(Variable, Function, Square, Exp,
+square_exp_square, numerical_diff는 04단계와 같다). 국소 미분을 손으로 적어 곱해 보고, 04단계의
 수치 미분과 같은지 확인한다.
 
 출력에서 볼 것
@@ -21,8 +22,54 @@ y = C(B(A(x))), 즉 a=A(x), b=B(a), y=C(b) 이면 연쇄 법칙에 따라
 """
 import numpy as np
 
-from step03 import Variable, square_exp_square
-from step04 import numerical_diff
+
+class Variable:
+    """NumPy 배열 하나를 담는 상자."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+class Function:
+    """모든 함수의 기반 클래스. 하위 클래스는 forward만 구현하면 된다."""
+
+    def __call__(self, input):
+        x = input.data
+        y = self.forward(x)
+        output = Variable(y)
+        return output
+
+    def forward(self, x):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
+
+
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
+
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+
+def square_exp_square(x):
+    """Square -> Exp -> Square 를 이은 합성 함수."""
+    A, B, C = Square(), Exp(), Square()
+    return C(B(A(x)))
+
+
+def numerical_diff(f, x, eps=1e-4):
+    """중앙 차분으로 f'(x)를 근사한다. f는 Variable을 받아 Variable을 돌려주는
+    함수."""
+    # np.asarray: 0차원 배열에서 빼면 NumPy 스칼라가 나오므로 다시 배열로
+    # 만든다.
+    x0 = Variable(np.asarray(x.data - eps))
+    x1 = Variable(np.asarray(x.data + eps))
+    y0 = f(x0)
+    y1 = f(x1)
+    return (y1.data - y0.data) / (2 * eps)
 
 
 def chain_rule_demo(x):

@@ -7,6 +7,7 @@
 * Square, Exp에 backward(gy)가 생긴다. gy는 출력 쪽에서 넘어온 미분, 돌려주는 값은 입력 쪽 미분이다.
 
 아직 backward를 부르는 순서는 사람이 정한다(C -> B -> A). 07단계에서 이것을 자동으로 만든다.
+square_exp_square와 numerical_diff는 04단계와 같다.
 
 출력에서 볼 것
 * x=0.5: 손으로 C, B, A의 backward를 차례로 불러 얻은 x.grad = 3.297442541400256
@@ -15,41 +16,61 @@
 """
 import numpy as np
 
-import step01
-import step02
-import step03
-from step03 import square_exp_square
-from step04 import numerical_diff
 
-
-class Variable(step01.Variable):
+class Variable:
     def __init__(self, data):
-        super().__init__(data)
+        self.data = data
         self.grad = None  # 역전파를 하기 전에는 아직 모른다
 
 
-class Function(step02.Function):
+class Function:
     def __call__(self, input):
+        x = input.data
+        y = self.forward(x)
+        output = Variable(y)
         self.input = input  # backward에서 국소 미분을 계산하려고 기억해 둔다
-        return super().__call__(input)
+        return output
+
+    def forward(self, x):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
 
     def backward(self, gy):
         name = type(self).__name__
         raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
 
 
-# 순전파 계산식(forward)은 02/03단계의 것을 그대로 물려받고, 입력을 기억하는 이
-# 단계의 Function을 앞에 둔다. 새로 쓰는 것은 backward뿐이다.
-class Square(Function, step02.Square):
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
     def backward(self, gy):
         x = self.input.data
         return 2 * x * gy
 
 
-class Exp(Function, step03.Exp):
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
     def backward(self, gy):
         x = self.input.data
         return np.exp(x) * gy
+
+
+def square_exp_square(x):
+    """Square -> Exp -> Square 를 이은 합성 함수."""
+    A, B, C = Square(), Exp(), Square()
+    return C(B(A(x)))
+
+
+def numerical_diff(f, x, eps=1e-4):
+    """중앙 차분으로 f'(x)를 근사한다(04단계)."""
+    x0 = Variable(np.asarray(x.data - eps))
+    x1 = Variable(np.asarray(x.data + eps))
+    y0 = f(x0)
+    y1 = f(x1)
+    return (y1.data - y0.data) / (2 * eps)
 
 
 def manual_backprop(x_value):

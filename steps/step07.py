@@ -9,24 +9,28 @@
 변수 -> 만든 함수 -> 그 함수의 입력 -> 그 입력을 만든 함수 ... 로 이어지는 연결이 계산 그래프다.
 Variable.backward는 여기서 재귀로 구현한다: 자기 creator의 backward로 입력의 grad를 구하고
 입력에게 backward를 다시 부탁한다. 짧고 읽기 쉽지만 그래프가 깊으면 파이썬의 재귀 한도에 걸린다.
-08단계에서 반복문으로 바꾼다.
+08단계에서 반복문으로 바꾼다(이 튜토리얼에서 재귀로 역전파하는 것은 이 단계뿐이다).
+
+Square, Exp의 계산(forward, backward)은 06단계와 같다.
 
 출력에서 볼 것
 * 그래프 연결 확인(True들)과, y.backward() 한 줄로 얻은 x.grad = 3.297442541400256
 * Square를 1020번 이은 깊은 그래프에서 재귀 버전이 RecursionError로 실패한다.
-* 그림 step07_graph.png: 같은 기록(creator, input)을 따라가며 만든 계산 그래프
+* 그림 step07_graph.png: 같은 기록(creator, input)을 따라가며 만든 계산 그래프.
+  DOT 텍스트(step07_graph.dot)는 언제나 쓰고, Graphviz의 dot 프로그램이 있으면 그림으로도
+  그린다. 쓴 파일은 표준 오류로 알린다(표준 출력은 어느 컴퓨터에서나 같다).
 """
+import shutil
+import subprocess
 import sys
 
 import numpy as np
 
-import step06
-from _common import save_dot
 
-
-class Variable(step06.Variable):
+class Variable:
     def __init__(self, data):
-        super().__init__(data)
+        self.data = data
+        self.grad = None
         self.creator = None  # 사용자가 직접 만든 변수(잎)는 creator가 없다
 
     def set_creator(self, func):
@@ -41,23 +45,42 @@ class Variable(step06.Variable):
             x.backward()
 
 
-class Function(step06.Function):
+class Function:
     def __call__(self, input):
-        output = super().__call__(input)  # 06단계: 입력을 기억하고 계산한다
+        x = input.data
+        y = self.forward(x)
+        output = Variable(y)
         # 출력이 자기를 만든 함수를 기억해야 거꾸로 갈 수 있다
         output.set_creator(self)
+        self.input = input
         self.output = output
         return output
 
+    def forward(self, x):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
 
-# 계산(forward/backward)은 06단계 그대로, 그래프를 기록하는 이 단계의 Function
-# 위에 얹는다
-class Square(Function, step06.Square):
-    pass
+    def backward(self, gy):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
 
 
-class Exp(Function, step06.Exp):
-    pass
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
+    def backward(self, gy):
+        x = self.input.data
+        return 2 * x * gy
+
+
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+    def backward(self, gy):
+        x = self.input.data
+        return np.exp(x) * gy
 
 
 def graph_dot(y, names):
@@ -85,9 +108,30 @@ def graph_dot(y, names):
     return '\n'.join(lines + ['}']) + '\n'
 
 
+def save_dot(dot_text, to_file):
+    """DOT 텍스트를 to_file과 같은 이름의 .dot으로 쓰고, Graphviz의 dot 프로그램이
+    있으면 to_file(.png/.svg)로 그린다. dot이 없으면 .dot만 남긴다."""
+    stem, fmt = to_file.rsplit('.', 1)
+    with open(stem + '.dot', 'w', encoding='utf-8') as f:
+        f.write(dot_text)
+    print(f'[그림 저장] {stem}.dot', file=sys.stderr)
+    exe = shutil.which('dot')
+    if exe is None:
+        return
+    proc = subprocess.run([exe, f'-T{fmt}'], input=dot_text.encode('utf-8'),
+                          capture_output=True, timeout=60)
+    if proc.returncode != 0:
+        print(f'[그림 생략] dot 실패: {proc.stderr.decode(errors="replace")[:300]}',
+              file=sys.stderr)
+        return
+    with open(to_file, 'wb') as f:  # 다 그린 뒤 한 번에 쓴다: 반쪽 파일이 남지 않는다
+        f.write(proc.stdout)
+    print(f'[그림 저장] {to_file}', file=sys.stderr)
+
+
 def deep_backward(Variable, depth):
     """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를
-    돌려준다."""
+    돌려준다. Variable: 입력 x를 만들 클래스."""
     x = Variable(np.array(1.0))
     y = x
     for _ in range(depth):
@@ -113,10 +157,12 @@ if __name__ == '__main__':
     y.grad = np.array(1.0)
     y.backward()
     print('x.grad =', x.grad)
-    save_dot(graph_dot(y, {x: 'x', a: 'a', b: 'b', y: 'y', A: 'A', B: 'B', C: 'C'}), 'step07_graph.png')
+    names = {x: 'x', a: 'a', b: 'b', y: 'y', A: 'A', B: 'B', C: 'C'}
+    save_dot(graph_dot(y, names), 'step07_graph.png')
 
     try:
         deep_backward(Variable, 1020)
         print('깊이 1020: 성공')
     except RecursionError as e:
-        print(f'깊이 1020: 재귀 버전은 {type(e).__name__}로 실패한다 (재귀 한도 {sys.getrecursionlimit()})')
+        limit = sys.getrecursionlimit()
+        print(f'깊이 1020: 재귀 버전은 {type(e).__name__}로 실패한다 (재귀 한도 {limit})')

@@ -4,9 +4,7 @@
 "아직 처리하지 않은 함수 목록"을 들고 하나씩 꺼내 처리하는 것뿐이므로 반복문으로 충분하다.
 이 튜토리얼의 프레임워크는 이 단계부터 끝까지 반복문으로 역전파한다.
 
-바뀌는 것은 Variable.backward 하나다. Function, Square, Exp는 07단계 것을 그대로 쓴다.
-Function은 출력을 입력과 같은 클래스로 만들므로(02단계), 이 단계의 Variable을 넣으면 그래프 전체가
-이 단계의 Variable로 이어진다.
+바뀌는 것은 Variable.backward 하나다. Function, Square, Exp, deep_backward는 07단계와 같다.
 
 출력에서 볼 것
 * 같은 예제에서 x.grad = 3.297442541400256 (07단계와 같다)
@@ -14,12 +12,16 @@ Function은 출력을 입력과 같은 클래스로 만들므로(02단계), 이 
 """
 import numpy as np
 
-import step07
-# noqa: F401 (다음 단계가 여기서 가져간다)
-from step07 import Exp, Function, Square, deep_backward
 
+class Variable:
+    def __init__(self, data):
+        self.data = data
+        self.grad = None
+        self.creator = None
 
-class Variable(step07.Variable):
+    def set_creator(self, func):
+        self.creator = func
+
     def backward(self):
         funcs = [self.creator]  # 처리할 함수 목록
         while funcs:
@@ -28,6 +30,55 @@ class Variable(step07.Variable):
             x.grad = f.backward(y.grad)
             if x.creator is not None:
                 funcs.append(x.creator)  # 재귀 호출 대신 목록에 넣어 둔다
+
+
+class Function:
+    def __call__(self, input):
+        x = input.data
+        y = self.forward(x)
+        output = Variable(y)
+        output.set_creator(self)
+        self.input = input
+        self.output = output
+        return output
+
+    def forward(self, x):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
+
+    def backward(self, gy):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
+
+
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
+    def backward(self, gy):
+        x = self.input.data
+        return 2 * x * gy
+
+
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+    def backward(self, gy):
+        x = self.input.data
+        return np.exp(x) * gy
+
+
+def deep_backward(Variable, depth):
+    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를
+    돌려준다. Variable: 입력 x를 만들 클래스."""
+    x = Variable(np.array(1.0))
+    y = x
+    for _ in range(depth):
+        y = Square()(y)
+    y.grad = np.array(1.0)
+    y.backward()
+    return x.grad
 
 
 if __name__ == '__main__':
@@ -39,4 +90,5 @@ if __name__ == '__main__':
     print('x=0.5: x.grad =', x.grad)
     print('y의 클래스가 이 단계의 Variable인가:', type(y) is Variable)
 
-    print('깊이 1020: x.grad =', deep_backward(Variable, 1020), ' 2**1020 =', float(2 ** 1020))
+    print('깊이 1020: x.grad =', deep_backward(Variable, 1020),
+          ' 2**1020 =', float(2 ** 1020))

@@ -8,16 +8,11 @@
 * as_array: 0차원 배열끼리 계산하면 NumPy는 배열이 아니라 np.float64 스칼라를 돌려준다.
   Function은 결과를 as_array로 다시 배열로 만든 뒤 상자에 담는다.
 
-Function.__call__이 여러 단계(02, 06, 07)에 나뉘어 있던 것을 여기서 한 번에 다시 쓴다.
-
 출력에서 볼 것
 * y = square(exp(square(x))) 한 줄, y.backward() 한 줄로 x.grad = 3.297442541400256
 * Variable(1.0)의 TypeError 메시지, 0차원 배열 계산 결과의 타입(np.float64)과 as_array 뒤의 타입
 """
 import numpy as np
-
-import step08
-from step04 import numerical_diff  # noqa: F401 (10단계가 여기서 가져간다)
 
 
 def as_array(x):
@@ -28,37 +23,67 @@ def as_array(x):
     return x
 
 
-class Variable(step08.Variable):
+class Variable:
     def __init__(self, data):
         if data is not None and not isinstance(data, np.ndarray):
             name = type(data).__name__
             raise TypeError(f'{name}은(는) 지원하지 않습니다. '
                             'np.ndarray를 넣으세요.')
-        super().__init__(data)
+        self.data = data
+        self.grad = None
+        self.creator = None
+
+    def set_creator(self, func):
+        self.creator = func
 
     def backward(self):
         if self.grad is None:
             self.grad = np.ones_like(self.data)  # 출력 자신에 대한 미분은 1
-        super().backward()
+
+        funcs = [self.creator]
+        while funcs:
+            f = funcs.pop()
+            x, y = f.input, f.output
+            x.grad = f.backward(y.grad)
+            if x.creator is not None:
+                funcs.append(x.creator)
 
 
-class Function(step08.Function):
+class Function:
     def __call__(self, input):
         x = input.data
         y = self.forward(x)
-        output = type(input)(as_array(y))
+        output = Variable(as_array(y))
         output.set_creator(self)
         self.input = input
         self.output = output
         return output
 
+    def forward(self, x):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
 
-class Square(Function, step08.Square):
-    pass
+    def backward(self, gy):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
 
 
-class Exp(Function, step08.Exp):
-    pass
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
+    def backward(self, gy):
+        x = self.input.data
+        return 2 * x * gy
+
+
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+    def backward(self, gy):
+        x = self.input.data
+        return np.exp(x) * gy
 
 
 def square(x):
@@ -81,5 +106,6 @@ if __name__ == '__main__':
         print('TypeError:', e)
 
     z = np.array(1.0) ** 2
-    print('np.array(1.0) ** 2 의 타입:', type(z).__name__, ' -> as_array 뒤:', type(as_array(z)).__name__)
+    print('np.array(1.0) ** 2 의 타입:', type(z).__name__,
+          ' -> as_array 뒤:', type(as_array(z)).__name__)
     print('Variable(None)도 허용한다 (값을 나중에 넣을 때):', Variable(None).data)

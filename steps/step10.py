@@ -8,7 +8,8 @@ Square와 Exp를 테스트한다.
 * 기울기 확인(gradient check): 무작위 입력에서 역전파 결과가 수치 미분(04단계)과 가까운가.
   손으로 정답을 구하지 않아도 되므로 새 함수를 만들 때마다 쓸 수 있는 가장 쓸모 있는 테스트다.
 
-프레임워크 자체는 바뀌지 않는다. 테스트는 이 스크립트 안에서 바로 실행한다
+프레임워크 자체는 바뀌지 않는다(09단계와 같다. 정답지로 쓸 numerical_diff는 04단계와 같다).
+테스트는 이 스크립트 안에서 바로 실행한다
 (python steps/step10.py, 또는 steps/ 안에서 python -m unittest step10 -v).
 
 출력에서 볼 것
@@ -19,7 +20,93 @@ import unittest
 
 import numpy as np
 
-from step09 import Square, Variable, exp, numerical_diff, square
+
+def as_array(x):
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다. 배열은
+    그대로 둔다."""
+    if np.isscalar(x):
+        return np.array(x)
+    return x
+
+
+class Variable:
+    def __init__(self, data):
+        if data is not None and not isinstance(data, np.ndarray):
+            name = type(data).__name__
+            raise TypeError(f'{name}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
+        self.data = data
+        self.grad = None
+        self.creator = None
+
+    def set_creator(self, func):
+        self.creator = func
+
+    def backward(self):
+        if self.grad is None:
+            self.grad = np.ones_like(self.data)  # 출력 자신에 대한 미분은 1
+
+        funcs = [self.creator]
+        while funcs:
+            f = funcs.pop()
+            x, y = f.input, f.output
+            x.grad = f.backward(y.grad)
+            if x.creator is not None:
+                funcs.append(x.creator)
+
+
+class Function:
+    def __call__(self, input):
+        x = input.data
+        y = self.forward(x)
+        output = Variable(as_array(y))
+        output.set_creator(self)
+        self.input = input
+        self.output = output
+        return output
+
+    def forward(self, x):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
+
+    def backward(self, gy):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
+
+
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
+    def backward(self, gy):
+        x = self.input.data
+        return 2 * x * gy
+
+
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+    def backward(self, gy):
+        x = self.input.data
+        return np.exp(x) * gy
+
+
+def square(x):
+    return Square()(x)
+
+
+def exp(x):
+    return Exp()(x)
+
+
+def numerical_diff(f, x, eps=1e-4):
+    """중앙 차분으로 f'(x)를 근사한다(04단계). 기울기 확인의 정답지."""
+    x0 = Variable(np.asarray(x.data - eps))
+    x1 = Variable(np.asarray(x.data + eps))
+    y0 = f(x0)
+    y1 = f(x1)
+    return (y1.data - y0.data) / (2 * eps)
 
 
 def gradient_check(f, x, rtol=1e-5, atol=1e-8):
@@ -85,7 +172,8 @@ def run_tests(*cases):
     result = _Recorder()
     suite.run(result)
     print('\n'.join(result.lines))
-    print(f'{result.testsRun}개 실행, 실패 {len(result.failures)}개, 오류 {len(result.errors)}개')
+    print(f'{result.testsRun}개 실행, 실패 {len(result.failures)}개, '
+          f'오류 {len(result.errors)}개')
     return result.wasSuccessful()
 
 
@@ -102,4 +190,5 @@ if __name__ == '__main__':
     x = Variable(np.array([0.3, 1.5]))
     for name, f in [('square', square), ('틀린 square', lambda v: BrokenSquare()(v))]:
         ok, grad, num = gradient_check(f, x)
-        print(f'기울기 확인 [{name}]: 역전파 {grad}, 수치 미분 {num} -> {"통과" if ok else "실패"}')
+        verdict = '통과' if ok else '실패'
+        print(f'기울기 확인 [{name}]: 역전파 {grad}, 수치 미분 {num} -> {verdict}')

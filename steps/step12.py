@@ -8,7 +8,7 @@
   Variable 하나를 돌려준다.
 
 이제 입력 하나짜리 Square, Exp도 같은 Function 위에서 그대로 돈다(forward(self, x)).
-역전파는 아직 입력 하나짜리 방식이라 13단계에서 고친다.
+역전파는 13단계에서 다입력에 맞게 다시 쓴다. as_array, Variable, link는 11단계와 같다.
 
 출력에서 볼 것
 * add(x0, x1) = 5, 입력과 출력이 하나인 square(x) = 4
@@ -16,20 +16,53 @@
 """
 import numpy as np
 
-import step09
-import step11
-from step09 import Variable, as_array
+
+def as_array(x):
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다."""
+    if np.isscalar(x):
+        return np.array(x)
+    return x
 
 
-class Function(step11.Function):
+class Variable:
+    def __init__(self, data):
+        if data is not None and not isinstance(data, np.ndarray):
+            name = type(data).__name__
+            raise TypeError(f'{name}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
+        self.data = data
+        self.grad = None
+        self.creator = None
+
+    def set_creator(self, func):
+        self.creator = func
+
+    def backward(self):
+        # 입력이 여럿인 함수의 역전파는 13단계에서 만든다
+        raise NotImplementedError(
+            'Variable.backward: 여러 입력의 역전파는 13단계에서 만듭니다')
+
+
+class Function:
     def __call__(self, *inputs):
         xs = [x.data for x in inputs]
         ys = self.forward(*xs)
         if not isinstance(ys, tuple):
             ys = (ys,)
-        outputs = [type(inputs[0])(as_array(y)) for y in ys]
+        outputs = [Variable(as_array(y)) for y in ys]
         self.link(inputs, outputs)
         return outputs if len(outputs) > 1 else outputs[0]
+
+    def link(self, inputs, outputs):
+        """순전파 결과를 계산 그래프에 잇는다."""
+        for output in outputs:
+            output.set_creator(self)
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def forward(self, *xs):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
 
 
 class Add(Function):
@@ -37,12 +70,14 @@ class Add(Function):
         return x0 + x1
 
 
-class Square(Function, step09.Square):
-    pass
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
 
 
-class Exp(Function, step09.Exp):
-    pass
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
 
 
 def add(x0, x1):
