@@ -6,12 +6,14 @@
 * Mul:  y = x0 * x1  ->  gx0 = gy * x1, gx1 = gy * x0   (상대 입력의 값이 필요하다)
 * Square, Exp: 입력은 이제 self.inputs[0]
 
-Variable.backward는 다입력/다출력에 맞게 다시 쓰면서 세 조각으로 나눈다. 뒤 단계는 바뀌는
-조각만 고친다.
+Variable.backward는 다입력/다출력에 맞게 다시 쓰면서 세 조각으로 나눈다. 뒤 단계에서 바뀌는
+곳이 이 조각들 가운데 하나로 모이므로, 단계를 넘길 때 무엇이 바뀌었는지 찾기 쉽다.
 
 * _creators():          역전파할 함수를 하나씩 내주는 생성기 (순서는 16단계에서 고친다)
 * _backprop_through(f): 함수 f 하나를 거꾸로 지나며 입력들에 미분을 전달한다
 * receive_grad(gx):     변수가 미분을 받는다 (지금은 덮어쓰기. 14단계에서 고친다)
+
+as_array와 Function은 12단계와 같다.
 
 출력에서 볼 것
 * z = x^2 + y^2 (x=2, y=3): z=13, dz/dx=4, dz/dy=6
@@ -20,12 +22,27 @@ Variable.backward는 다입력/다출력에 맞게 다시 쓰면서 세 조각�
 """
 import numpy as np
 
-import step12
-# noqa: F401 (as_array는 다음 단계가 가져간다)
-from step12 import Function, as_array
+
+def as_array(x):
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다."""
+    if np.isscalar(x):
+        return np.array(x)
+    return x
 
 
-class Variable(step12.Variable):
+class Variable:
+    def __init__(self, data):
+        if data is not None and not isinstance(data, np.ndarray):
+            name = type(data).__name__
+            raise TypeError(f'{name}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
+        self.data = data
+        self.grad = None
+        self.creator = None
+
+    def set_creator(self, func):
+        self.creator = func
+
     def backward(self):
         if self.grad is None:
             self.grad = np.ones_like(self.data)
@@ -51,27 +68,61 @@ class Variable(step12.Variable):
 
     @staticmethod
     def _outputs(f):
-        """f가 만든 출력 변수들 (17단계에서 약한 참조로 바뀌면 이 메서드만
-        고친다)."""
+        """f가 만든 출력 변수들 (17단계에서 약한 참조로 바뀌면 여기가 바뀐다)."""
         return f.outputs
 
     def receive_grad(self, gx):
         self.grad = gx
 
 
-class Square(step12.Square):
+class Function:
+    def __call__(self, *inputs):
+        xs = [x.data for x in inputs]
+        ys = self.forward(*xs)
+        if not isinstance(ys, tuple):
+            ys = (ys,)
+        outputs = [Variable(as_array(y)) for y in ys]
+        self.link(inputs, outputs)
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    def link(self, inputs, outputs):
+        """순전파 결과를 계산 그래프에 잇는다."""
+        for output in outputs:
+            output.set_creator(self)
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def forward(self, *xs):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
+
+    def backward(self, *gys):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
+
+
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
     def backward(self, gy):
         x = self.inputs[0].data
         return 2 * x * gy
 
 
-class Exp(step12.Exp):
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
     def backward(self, gy):
         x = self.inputs[0].data
         return np.exp(x) * gy
 
 
-class Add(step12.Add):
+class Add(Function):
+    def forward(self, x0, x1):
+        return x0 + x1
+
     def backward(self, gy):
         return gy, gy  # 덧셈은 미분을 그대로 양쪽에 흘려보낸다
 
