@@ -10,9 +10,8 @@
     순번은 세대가 같을 때 비교가 함수 객체까지 가지 않게 하는 값이자, 넣은 순서대로 꺼내게 하는 값이다.
   - 함수를 넣을 때마다 리스트 전체를 다시 정렬하는 방법(넣기 O(n log n))보다 힙(넣기/꺼내기 O(log n))이 싸다.
 
-바뀌는 것은 Variable(세대와 순서)과 Function.link(세대 매기기)다. Function이 바뀌었으므로 Square 등은
-계산은 그대로 두고 새 Function 위에 다시 얹는다. 07단계에서 한 줄씩 하던 이 일을 여기서부터는
-rebase(클래스)와 functional(소문자 함수) 도우미로 한 번에 한다.
+바뀌는 것은 Variable(세대와 순서)과 Function.link(세대 매기기)다. as_array와 연산들(Square,
+Exp, Add, Mul)의 forward/backward는 14단계와 같다.
 
 출력에서 볼 것
 * 마름모 y = 2x^4 (x=2): 변수들의 세대, 처리 순서, dy/dx = 64 (14단계 방식은 96)
@@ -23,8 +22,12 @@ import itertools
 
 import numpy as np
 
-import step14
-from step14 import as_array  # noqa: F401 (다음 단계가 가져간다)
+
+def as_array(x):
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다."""
+    if np.isscalar(x):
+        return np.array(x)
+    return x
 
 
 class FunctionHeap:
@@ -49,16 +52,29 @@ class FunctionHeap:
         return bool(self._heap)
 
 
-class Variable(step14.Variable):
+class Variable:
     def __init__(self, data):
-        super().__init__(data)
-        self.generation = 0
+        if data is not None and not isinstance(data, np.ndarray):
+            name = type(data).__name__
+            raise TypeError(f'{name}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
+        self.data = data
+        self.grad = None
+        self.creator = None
+        self.generation = 0  # 잎 변수는 0세대
 
     def set_creator(self, func):
-        super().set_creator(func)
+        self.creator = func
         self.generation = func.generation + 1
 
+    def backward(self):
+        if self.grad is None:
+            self.grad = np.ones_like(self.data)
+        for f in self._creators():
+            self._backprop_through(f)
+
     def _creators(self):
+        """이 변수에 이르는 함수들을 세대가 큰 것부터 한 번씩 내준다."""
         funcs = FunctionHeap()
         funcs.push(self.creator)
         while funcs:
@@ -67,42 +83,104 @@ class Variable(step14.Variable):
             for x in f.inputs:
                 funcs.push(x.creator)
 
+    def _backprop_through(self, f):
+        gys = [y.grad for y in self._outputs(f)]
+        gxs = f.backward(*gys)
+        if not isinstance(gxs, tuple):
+            gxs = (gxs,)
+        for x, gx in zip(f.inputs, gxs):
+            x.receive_grad(gx)
 
-class Function(step14.Function):
+    @staticmethod
+    def _outputs(f):
+        """f가 만든 출력 변수들 (17단계에서 약한 참조로 바뀌면 여기가 바뀐다)."""
+        return f.outputs
+
+    def receive_grad(self, gx):
+        # 새 배열을 만드는 덧셈이어야 다른 변수와 배열을 공유하지 않는다
+        self.grad = gx if self.grad is None else self.grad + gx
+
+    def cleargrad(self):
+        self.grad = None
+
+
+class Function:
+    def __call__(self, *inputs):
+        xs = [x.data for x in inputs]
+        ys = self.forward(*xs)
+        if not isinstance(ys, tuple):
+            ys = (ys,)
+        outputs = [Variable(as_array(y)) for y in ys]
+        self.link(inputs, outputs)
+        return outputs if len(outputs) > 1 else outputs[0]
+
     def link(self, inputs, outputs):
-        # 출력의 세대를 정하기 전에 매긴다
+        """순전파 결과를 계산 그래프에 잇는다."""
+        # 출력의 세대(set_creator)를 정하기 전에 매긴다
         self.generation = max(x.generation for x in inputs)
-        super().link(inputs, outputs)
+        for output in outputs:
+            output.set_creator(self)
+        self.inputs = inputs
+        self.outputs = outputs
+
+    def forward(self, *xs):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
+
+    def backward(self, *gys):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
 
 
-def rebase(Function, *ops):
-    """연산 클래스들을 새 Function 위에 다시 얹는다.
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
 
-    07단계의 `class Square(Function, step06.Square): pass` 를 여러 연산에 한
-    번에 하는 도우미다. 새 클래스는 계산(forward/backward)은 원래 연산에서,
-    호출과 그래프 연결(__call__, link)은 새 Function에서 물려받는다. Function이
-    바뀌는 17, 18, 21단계도 이것을 쓴다.
-    """
-    def attrs(op):  # 새 클래스가 원래 연산의 설명을 그대로 보이게
-        return {'__module__': Function.__module__, '__doc__': op.__doc__}
-
-    return tuple(type(op.__name__, (Function, op), attrs(op)) for op in ops)
+    def backward(self, gy):
+        x = self.inputs[0].data
+        return 2 * x * gy
 
 
-def functional(*ops):
-    """연산 클래스마다 square(x), add(x0, x1) 처럼 부르는 소문자 함수를
-    만든다(09단계의 square와 같다)."""
-    def make(op):
-        def f(*inputs):
-            return op()(*inputs)
-        f.__name__ = f.__qualname__ = op.__name__.lower()
-        f.__module__ = op.__module__
-        return f
-    return tuple(make(op) for op in ops)
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+    def backward(self, gy):
+        x = self.inputs[0].data
+        return np.exp(x) * gy
 
 
-Square, Exp, Add, Mul = rebase(Function, step14.Square, step14.Exp, step14.Add, step14.Mul)
-square, exp, add, mul = functional(Square, Exp, Add, Mul)
+class Add(Function):
+    def forward(self, x0, x1):
+        return x0 + x1
+
+    def backward(self, gy):
+        return gy, gy  # 덧셈은 미분을 그대로 양쪽에 흘려보낸다
+
+
+class Mul(Function):
+    def forward(self, x0, x1):
+        return x0 * x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs[0].data, self.inputs[1].data
+        return gy * x1, gy * x0
+
+
+def square(x):
+    return Square()(x)
+
+
+def exp(x):
+    return Exp()(x)
+
+
+def add(x0, x1):
+    return Add()(x0, x1)
+
+
+def mul(x0, x1):
+    return Mul()(x0, x1)
 
 
 if __name__ == '__main__':
@@ -114,7 +192,8 @@ if __name__ == '__main__':
     print('마름모 y = 2x^4, x=2: y =', y.data)
     print('  변수의 세대: x', x.generation, ' a', a.generation, ' b', b.generation,
           ' c', c.generation, ' y', y.generation)
-    labels = {a.creator: 'a=x^2', b.creator: 'b=a^2', c.creator: 'c=a^2', y.creator: 'y=b+c'}
+    labels = {a.creator: 'a=x^2', b.creator: 'b=a^2', c.creator: 'c=a^2',
+              y.creator: 'y=b+c'}
     print('  처리 순서:', ' -> '.join(labels[f] for f in y._creators()))
     y.backward()
     print('  dy/dx =', x.grad, ' 정답 8x^3 =', 8 * 2.0 ** 3)

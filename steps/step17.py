@@ -11,44 +11,202 @@
 * Function.link: outputs를 weakref.ref 리스트로 바꾼다.
 * Variable._outputs(f): 역전파 때 약한 참조에서 출력 변수를 꺼낸다(13단계에서 이 메서드로 빼 둔 이유).
 
+나머지는 16단계와 같다. 비교용 StrongSquare는 16단계처럼 출력을 강하게 가리키는 Square다.
+
 출력에서 볼 것
-* gc를 끈 상태에서 출력 y를 del 했을 때: 16단계는 순환 참조 때문에 살아 있고, 17단계는 바로 사라진다.
+* gc를 끈 상태에서 출력 y를 del 했을 때: 16단계 방식은 순환 참조 때문에 살아 있고, 17단계는
+  바로 사라진다.
 * 반복해서 그래프를 만들 때 메모리에 남는 출력의 수 (16단계 10개, 17단계 0개)
 * 역전파 결과는 그대로다(39, 26).
 """
 import gc
+import heapq
+import itertools
 import weakref
 
 import numpy as np
 
-import step16
-# noqa: F401 (다음 단계가 가져간다)
-from step16 import FunctionHeap, as_array, functional, rebase
+
+def as_array(x):
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다."""
+    if np.isscalar(x):
+        return np.array(x)
+    return x
 
 
-class Variable(step16.Variable):
+class FunctionHeap:
+    """세대가 큰 함수부터 꺼내 주는 우선순위 큐. 같은 함수는 한 번만 들어간다.
+    """
+
+    def __init__(self):
+        self._heap = []
+        self._seen = set()
+        self._counter = itertools.count()
+
+    def push(self, f):
+        if f is None or f in self._seen:
+            return
+        self._seen.add(f)
+        heapq.heappush(self._heap, (-f.generation, next(self._counter), f))
+
+    def pop(self):
+        return heapq.heappop(self._heap)[-1]
+
+    def __bool__(self):
+        return bool(self._heap)
+
+
+class Variable:
+    def __init__(self, data):
+        if data is not None and not isinstance(data, np.ndarray):
+            name = type(data).__name__
+            raise TypeError(f'{name}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
+        self.data = data
+        self.grad = None
+        self.creator = None
+        self.generation = 0  # 잎 변수는 0세대
+
+    def set_creator(self, func):
+        self.creator = func
+        self.generation = func.generation + 1
+
+    def backward(self):
+        if self.grad is None:
+            self.grad = np.ones_like(self.data)
+        for f in self._creators():
+            self._backprop_through(f)
+
+    def _creators(self):
+        """이 변수에 이르는 함수들을 세대가 큰 것부터 한 번씩 내준다."""
+        funcs = FunctionHeap()
+        funcs.push(self.creator)
+        while funcs:
+            f = funcs.pop()
+            yield f
+            for x in f.inputs:
+                funcs.push(x.creator)
+
+    def _backprop_through(self, f):
+        gys = [y.grad for y in self._outputs(f)]
+        gxs = f.backward(*gys)
+        if not isinstance(gxs, tuple):
+            gxs = (gxs,)
+        for x, gx in zip(f.inputs, gxs):
+            x.receive_grad(gx)
+
     @staticmethod
     def _outputs(f):
+        """f가 만든 출력 변수들. f는 약한 참조만 들고 있으므로 ref()로 꺼낸다."""
         return [ref() for ref in f.outputs]
 
+    def receive_grad(self, gx):
+        # 새 배열을 만드는 덧셈이어야 다른 변수와 배열을 공유하지 않는다
+        self.grad = gx if self.grad is None else self.grad + gx
 
-class Function(step16.Function):
+    def cleargrad(self):
+        self.grad = None
+
+
+class Function:
+    def __call__(self, *inputs):
+        xs = [x.data for x in inputs]
+        ys = self.forward(*xs)
+        if not isinstance(ys, tuple):
+            ys = (ys,)
+        outputs = [Variable(as_array(y)) for y in ys]
+        self.link(inputs, outputs)
+        return outputs if len(outputs) > 1 else outputs[0]
+
     def link(self, inputs, outputs):
-        super().link(inputs, outputs)
-        # 출력은 약하게만 가리킨다
+        """순전파 결과를 계산 그래프에 잇는다."""
+        # 출력의 세대(set_creator)를 정하기 전에 매긴다
+        self.generation = max(x.generation for x in inputs)
+        for output in outputs:
+            output.set_creator(self)
+        self.inputs = inputs
+        # 출력은 약하게만 가리킨다: 출력 -> creator -> outputs 의 순환이 끊긴다
         self.outputs = [weakref.ref(output) for output in outputs]
 
+    def forward(self, *xs):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
 
-Square, Exp, Add, Mul = rebase(Function, step16.Square, step16.Exp, step16.Add, step16.Mul)
-square, exp, add, mul = functional(Square, Exp, Add, Mul)
+    def backward(self, *gys):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
 
 
-def build_and_drop(Var, square_fn, repeat=10):
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
+    def backward(self, gy):
+        x = self.inputs[0].data
+        return 2 * x * gy
+
+
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+    def backward(self, gy):
+        x = self.inputs[0].data
+        return np.exp(x) * gy
+
+
+class Add(Function):
+    def forward(self, x0, x1):
+        return x0 + x1
+
+    def backward(self, gy):
+        return gy, gy  # 덧셈은 미분을 그대로 양쪽에 흘려보낸다
+
+
+class Mul(Function):
+    def forward(self, x0, x1):
+        return x0 * x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs[0].data, self.inputs[1].data
+        return gy * x1, gy * x0
+
+
+def square(x):
+    return Square()(x)
+
+
+def exp(x):
+    return Exp()(x)
+
+
+def add(x0, x1):
+    return Add()(x0, x1)
+
+
+def mul(x0, x1):
+    return Mul()(x0, x1)
+
+
+class StrongSquare(Square):
+    """비교용: 16단계처럼 출력을 강하게 가리키는 Square. 함수와 출력이 서로를
+    가리키는 순환 참조가 생긴다."""
+
+    def link(self, inputs, outputs):
+        super().link(inputs, outputs)
+        self.outputs = outputs
+
+
+def strong_square(x):
+    return StrongSquare()(x)
+
+
+def build_and_drop(square_fn, repeat=10):
     """큰 배열로 그래프를 repeat번 만들고 버린다. 만든 출력들의 약한 참조를
     돌려준다."""
     refs = []
     for _ in range(repeat):
-        y = square_fn(square_fn(square_fn(Var(np.ones(100_000)))))
+        y = square_fn(square_fn(square_fn(Variable(np.ones(100_000)))))
         refs.append(weakref.ref(y))
     return refs
 
@@ -60,15 +218,16 @@ def alive(refs):
 if __name__ == '__main__':
     # 가비지 컬렉터가 끼어들지 않게 해서 참조 카운트만의 동작을 본다
     gc.disable()
-    for label, Var, square_fn in [('16단계(강한 참조)', step16.Variable, step16.square),
-                                  ('17단계(약한 참조)', Variable, square)]:
-        y = square_fn(Var(np.array(2.0)))
+    for label, square_fn in [('16단계(강한 참조)', strong_square),
+                             ('17단계(약한 참조)', square)]:
+        y = square_fn(Variable(np.array(2.0)))
         ref = weakref.ref(y)
         del y
         print(f'{label}: del y 뒤에도 y가 살아 있나? {ref() is not None}')
-        refs = build_and_drop(Var, square_fn)
-        print(f'  큰 그래프(원소 10만 개) 10번 만들고 버린 뒤 남은 출력 수: {alive(refs)}')
-    refs = build_and_drop(step16.Variable, step16.square)
+        refs = build_and_drop(square_fn)
+        print(f'  큰 그래프(원소 10만 개) 10번 만들고 버린 뒤 남은 출력 수: '
+              f'{alive(refs)}')
+    refs = build_and_drop(strong_square)
     gc.collect()
     print('16단계 방식도 gc.collect()가 돌면 정리된다. 남은 출력 수:', alive(refs))
     gc.enable()

@@ -1,7 +1,7 @@
 """19단계: 변수 사용성 개선
 
 Variable을 NumPy 배열처럼 다룰 수 있게 한다. 계산 방식은 그대로이고 Variable만 바뀐다
-(Function은 출력을 입력과 같은 클래스로 만들므로 18단계 함수들이 그대로 이 Variable을 낸다).
+(Config, Function과 연산들은 18단계와 같다).
 
 * name: 변수에 이름을 붙인다(계산 그래프를 그리거나 디버깅할 때 쓴다).
 * shape, ndim, size, dtype: data의 속성을 그대로 보여 주는 프로퍼티. x.data.shape 대신 x.shape.
@@ -12,17 +12,73 @@ Variable을 NumPy 배열처럼 다룰 수 있게 한다. 계산 방식은 그대
 * 2x3 행렬 변수의 shape/ndim/size/dtype/len과 repr
 * 함수의 출력도 같은 속성을 갖는다(이름은 None).
 """
+import contextlib
+import heapq
+import itertools
+import weakref
+
 import numpy as np
 
-import step18
-from step18 import (Add, Config, Exp, Function, FunctionHeap, Mul, Square, add, as_array,  # noqa: F401
-                    exp, mul, no_grad, square, using_config)
+
+class Config:
+    enable_backprop = True  # False이면 계산 그래프를 만들지 않는다
 
 
-class Variable(step18.Variable):
+@contextlib.contextmanager
+def using_config(name, value):
+    # 없는 설정 이름이면 여기서 AttributeError
+    old_value = getattr(Config, name)
+    setattr(Config, name, value)
+    try:
+        yield
+    finally:
+        setattr(Config, name, old_value)
+
+
+def no_grad():
+    return using_config('enable_backprop', False)
+
+
+def as_array(x):
+    """NumPy 스칼라(np.float64 등)나 파이썬 수를 0차원 배열로 바꾼다."""
+    if np.isscalar(x):
+        return np.array(x)
+    return x
+
+
+class FunctionHeap:
+    """세대가 큰 함수부터 꺼내 주는 우선순위 큐. 같은 함수는 한 번만 들어간다.
+    """
+
+    def __init__(self):
+        self._heap = []
+        self._seen = set()
+        self._counter = itertools.count()
+
+    def push(self, f):
+        if f is None or f in self._seen:
+            return
+        self._seen.add(f)
+        heapq.heappush(self._heap, (-f.generation, next(self._counter), f))
+
+    def pop(self):
+        return heapq.heappop(self._heap)[-1]
+
+    def __bool__(self):
+        return bool(self._heap)
+
+
+class Variable:
     def __init__(self, data, name=None):
-        super().__init__(data)
+        if data is not None and not isinstance(data, np.ndarray):
+            kind = type(data).__name__
+            raise TypeError(f'{kind}은(는) 지원하지 않습니다. '
+                            'np.ndarray를 넣으세요.')
+        self.data = data
         self.name = name
+        self.grad = None
+        self.creator = None
+        self.generation = 0  # 잎 변수는 0세대
 
     @property
     def shape(self):
@@ -49,13 +105,140 @@ class Variable(step18.Variable):
         body = str(self.data).replace('\n', '\n' + ' ' * len('variable('))
         return f'variable({body})'
 
+    def set_creator(self, func):
+        self.creator = func
+        self.generation = func.generation + 1
+
+    def backward(self, retain_grad=False):
+        if self.grad is None:
+            self.grad = np.ones_like(self.data)
+        for f in self._creators():
+            self._backprop_through(f)
+            if not retain_grad:
+                for y in self._outputs(f):
+                    # 세대순이므로 f의 출력 미분은 더 쓰이지 않는다
+                    y.grad = None
+
+    def _creators(self):
+        """이 변수에 이르는 함수들을 세대가 큰 것부터 한 번씩 내준다."""
+        funcs = FunctionHeap()
+        funcs.push(self.creator)
+        while funcs:
+            f = funcs.pop()
+            yield f
+            for x in f.inputs:
+                funcs.push(x.creator)
+
+    def _backprop_through(self, f):
+        gys = [y.grad for y in self._outputs(f)]
+        gxs = f.backward(*gys)
+        if not isinstance(gxs, tuple):
+            gxs = (gxs,)
+        for x, gx in zip(f.inputs, gxs):
+            x.receive_grad(gx)
+
+    @staticmethod
+    def _outputs(f):
+        """f가 만든 출력 변수들. f는 약한 참조만 들고 있으므로 ref()로 꺼낸다."""
+        return [ref() for ref in f.outputs]
+
+    def receive_grad(self, gx):
+        # 새 배열을 만드는 덧셈이어야 다른 변수와 배열을 공유하지 않는다
+        self.grad = gx if self.grad is None else self.grad + gx
+
+    def cleargrad(self):
+        self.grad = None
+
+
+class Function:
+    def __call__(self, *inputs):
+        xs = [x.data for x in inputs]
+        ys = self.forward(*xs)
+        if not isinstance(ys, tuple):
+            ys = (ys,)
+        outputs = [Variable(as_array(y)) for y in ys]
+        self.link(inputs, outputs)
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    def link(self, inputs, outputs):
+        """순전파 결과를 계산 그래프에 잇는다. 역전파를 안 할 때는 잇지 않는다."""
+        if not Config.enable_backprop:
+            return
+        # 출력의 세대(set_creator)를 정하기 전에 매긴다
+        self.generation = max(x.generation for x in inputs)
+        for output in outputs:
+            output.set_creator(self)
+        self.inputs = inputs
+        # 출력은 약하게만 가리킨다: 출력 -> creator -> outputs 의 순환이 끊긴다
+        self.outputs = [weakref.ref(output) for output in outputs]
+
+    def forward(self, *xs):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.forward를 구현해야 합니다')
+
+    def backward(self, *gys):
+        name = type(self).__name__
+        raise NotImplementedError(f'{name}.backward를 구현해야 합니다')
+
+
+class Square(Function):
+    def forward(self, x):
+        return x ** 2
+
+    def backward(self, gy):
+        x = self.inputs[0].data
+        return 2 * x * gy
+
+
+class Exp(Function):
+    def forward(self, x):
+        return np.exp(x)
+
+    def backward(self, gy):
+        x = self.inputs[0].data
+        return np.exp(x) * gy
+
+
+class Add(Function):
+    def forward(self, x0, x1):
+        return x0 + x1
+
+    def backward(self, gy):
+        return gy, gy  # 덧셈은 미분을 그대로 양쪽에 흘려보낸다
+
+
+class Mul(Function):
+    def forward(self, x0, x1):
+        return x0 * x1
+
+    def backward(self, gy):
+        x0, x1 = self.inputs[0].data, self.inputs[1].data
+        return gy * x1, gy * x0
+
+
+def square(x):
+    return Square()(x)
+
+
+def exp(x):
+    return Exp()(x)
+
+
+def add(x0, x1):
+    return Add()(x0, x1)
+
+
+def mul(x0, x1):
+    return Mul()(x0, x1)
+
 
 if __name__ == '__main__':
     x = Variable(np.array([[1, 2, 3], [4, 5, 6]]), name='x')
-    print('name:', x.name, ' shape:', x.shape, ' ndim:', x.ndim, ' size:', x.size,
-          ' dtype:', x.dtype, ' len:', len(x))
+    print('name:', x.name, ' shape:', x.shape, ' ndim:', x.ndim,
+          ' size:', x.size, ' dtype:', x.dtype, ' len:', len(x))
     print(x)
     print(Variable(np.array(2.0)), Variable(None))
 
     y = square(Variable(np.array([1.0, 2.0, 3.0]), name='v'))
-    print('square 출력:', y, ' name:', y.name, ' shape:', y.shape, ' 클래스:', type(y).__name__)
+    print('square 출력:', y, ' name:', y.name, ' shape:', y.shape,
+          ' 클래스:', type(y).__name__)
