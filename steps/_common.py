@@ -1,5 +1,5 @@
 """23단계 이후의 스크립트가 함께 쓰는 작은 도우미 (단계가 아니라 부품이다).
-07, 15단계는 그림을 그리는 save_dot만 쓴다.
+01~22단계는 이 파일을 쓰지 않는다(그 단계들은 파일 하나로 완결된다).
 
 여기 있는 것은 "배울 내용"이 아니라 출력을 정리하는 잔일이다. 각 단계는 이 파일 없이도 위에서
 아래로 읽히도록, 여기서는 세 가지만 한다.
@@ -15,8 +15,8 @@
 * save_plot(그리기 함수, ..., to_file=...): dezero_kr.plot의 함수(학습 곡선, 결정 경계 ...)로 그림을
   현재 폴더에 쓴다. matplotlib이 없으면 알리고 넘어간다(설치: pip install matplotlib).
 * save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
-* save_dot(dot_text, to_file): 손으로(또는 코드로) 적은 DOT 텍스트를 그림으로 쓴다. 01~22단계처럼
-  패키지의 Variable이 없는 그래프를 그릴 때 쓴다(렌더러를 찾는 일만 dezero_kr.graph에 맡긴다).
+* save_dot(dot_text, to_file): 손으로(또는 코드로) 적은 DOT 텍스트를 그림으로 쓴다. 패키지의
+  Variable이 없는 그래프를 그릴 때 쓴다(렌더러를 찾는 일만 dezero_kr.graph에 맡긴다).
 * save_figure(draw, to_file, ncols=1): matplotlib 그림 하나를 작은 PNG로 쓴다(한글 글꼴 포함). 칸(axes)이
   하나면 draw(ax), ncols개면 draw([ax, ...])로 그린다 (save_lines로 안 되는 그림: 산점도 + 맞춘 곡선 ...).
 
@@ -77,12 +77,14 @@ def save_dot(dot_text, to_file):
         f.write(dot_text)
     exe = find_renderer()
     if exe is None:
-        print('[그림 생략] dot / graphviz-pure가 없습니다: pip install graphviz-pure', file=sys.stderr)
+        print('[그림 생략] dot / graphviz-pure가 없습니다: pip install graphviz-pure',
+              file=sys.stderr)
         return
     fmt = to_file.rsplit('.', 1)[1]
     proc = subprocess.run([exe, f'-T{fmt}', dot_file], capture_output=True, timeout=60)
     if proc.returncode != 0:
-        print(f'[그림 생략] {exe} 실패: {proc.stderr.decode(errors="replace")[:300]}', file=sys.stderr)
+        print(f'[그림 생략] {exe} 실패: {proc.stderr.decode(errors="replace")[:300]}',
+              file=sys.stderr)
         return
     with open(to_file, 'wb') as f:  # 다 그린 뒤에 한 번에 쓴다: 실패하면 반쪽 파일이 남지 않는다
         f.write(proc.stdout)
@@ -90,7 +92,8 @@ def save_dot(dot_text, to_file):
 
 
 def save_plot(plot_function, *args, to_file, **kwargs):
-    """dezero_kr.plot.<plot_function>(*args, to_file=to_file, **kwargs). matplotlib이 없으면 건너뛴다."""
+    """dezero_kr.plot.<plot_function>(*args, to_file=to_file, **kwargs).
+    matplotlib이 없으면 건너뛴다."""
     try:
         path = plot_function(*args, to_file=to_file, **kwargs)
         print(f'[그림 저장] {display_path(path)}', file=sys.stderr)

@@ -29,8 +29,8 @@
 import numpy as np
 
 from dezero_kr import Parameter
-from dezero_kr.grad_clip import (adaptive_clip_grad, clip_grad_norm, clip_grad_norm_per_tensor,
-                                 clip_grad_value)
+from dezero_kr.grad_clip import (adaptive_clip_grad, clip_grad_norm,
+                                 clip_grad_norm_per_tensor, clip_grad_value)
 
 
 def params_with_grads():
@@ -49,7 +49,8 @@ def cosine(a, b):
 def show(label, params, original, extra=''):
     grads = np.concatenate([p.grad.data for p in params])
     print(f'{label}{extra}')
-    print(f'    g1 = {np.round(params[0].grad.data, 6)}  g2 = {np.round(params[1].grad.data, 6)}')
+    g1, g2 = (np.round(p.grad.data, 6) for p in params)
+    print(f'    g1 = {g1}  g2 = {g2}')
     print(f'    전체 노름 {np.linalg.norm(grads):.6f}  '
           f'원래 방향과의 코사인 {cosine(grads, original):.6f}')
 

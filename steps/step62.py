@@ -16,7 +16,8 @@ dy = cos(x) dx, 곱셈이면 d(ab) = da b + a db)으로 출력의 접선을 계�
 * 입력이 하나(n = 1)이고 출력이 많으면 순방향 모드 한 번이면 된다.
 (방향 수가 곧 실제 속도 배수는 아니다: 한 번의 전파 비용, 메모리, 벡터화도 영향을 준다.)
 
-dezero_kr.autograd:  jvp(f, primals, tangents), vjp(f, *primals, v=...), jacobian(f, x, mode=...)
+dezero_kr.autograd:  jvp(f, primals, tangents), vjp(f, *primals, v=...),
+                     jacobian(f, x, mode=...)
 
 출력에서 볼 것
 * f(x) = [x0 x1, sin(x0) + x2, x1^2 x2] 의 야코비 행렬을 순방향 모드(순전파 3번)와 역방향 모드
@@ -73,7 +74,8 @@ if __name__ == '__main__':
     print('손으로 구한 야코비 행렬 J:\n', np.round(J, 6), sep='')
     for mode in ('forward', 'reverse'):
         n_fwd, n_bwd, Jm = count_passes(f, x, mode)
-        print(f'jacobian(mode={mode!r}): J와 같은가 {np.allclose(Jm, J)}, 순전파 {n_fwd}번, 역전파 {n_bwd}번')
+        print(f'jacobian(mode={mode!r}): J와 같은가 {np.allclose(Jm, J)}, '
+              f'순전파 {n_fwd}번, 역전파 {n_bwd}번')
 
     t = np.array([1.0, 0.0, -1.0])
     y, jt = jvp(f, (x,), (t,))
@@ -93,8 +95,10 @@ if __name__ == '__main__':
 
     print('\n야코비 행렬 전체를 구하는 비용 (순전파 / 역전파 횟수):')
     n = 200
-    cases = [(f'입력 {n}개 -> 출력 1개 (손실)', lambda w: F.sum(F.sin(w) * w), np.linspace(-1, 1, n)),
-             (f'입력 1개 -> 출력 {n}개 (곡선)', lambda s: F.sin(s * np.arange(1.0, n + 1)), np.array([0.3]))]
+    cases = [(f'입력 {n}개 -> 출력 1개 (손실)', lambda w: F.sum(F.sin(w) * w),
+              np.linspace(-1, 1, n)),
+             (f'입력 1개 -> 출력 {n}개 (곡선)', lambda s: F.sin(s * np.arange(1.0, n + 1)),
+              np.array([0.3]))]
     for label, g, point in cases:
         fwd = count_passes(g, point, 'forward')
         rev = count_passes(g, point, 'reverse')

@@ -1,7 +1,8 @@
 """63단계: 손으로 푼 역전파 예제를 dezero_kr로 검산하기
 
 역전파를 손으로 계산하는 고전적인 예제들이 있다(docs/references.md의 Rumelhart et al. 1986,
-Karpathy의 micrograd). 그 숫자들을 dezero_kr로 다시 계산해 backward()가 같은 숫자를 내는지 본다. 각 예제가 역전파의 규칙 하나씩을 보여 준다.
+Karpathy의 micrograd). 그 숫자들을 dezero_kr로 다시 계산해 backward()가 같은 숫자를 내는지
+본다. 각 예제가 역전파의 규칙 하나씩을 보여 준다.
 
 1. 공유한 값의 기울기는 더한다: u = x y, L = u u + u (x=2, y=3).
    u는 세 곳(곱셈의 두 피연산자, 마지막 덧셈)에 쓰이므로 dL/du = 6 + 6 + 1 = 13, dL/dx = 13 y = 39,
@@ -48,7 +49,8 @@ def shared_value():
     y.cleargrad()
     loss.grad = Variable(np.array(2.0))  # 시작 기울기(seed) 2
     loss.backward()
-    print(f'seed = 2: dL/dx = {float(x.grad.data):.1f}, dL/dy = {float(y.grad.data):.1f}')
+    print(f'seed = 2: dL/dx = {float(x.grad.data):.1f}, '
+          f'dL/dy = {float(y.grad.data):.1f}')
 
 
 def affine():
@@ -104,7 +106,8 @@ def two_layer_network():
           ' dz1 =', np.round(z1.grad.data, 6).tolist())
     print('dW1 =', np.round(W1.grad.data, 6).tolist())
     numeric = numerical_grad(lambda w: loss_of(w)[3], W1.data, eps=1e-5)
-    print(f'중앙 차분과 dW1의 최대 차이 < 1e-8: {bool(np.abs(numeric - W1.grad.data).max() < 1e-8)}')
+    close = bool(np.abs(numeric - W1.grad.data).max() < 1e-8)
+    print(f'중앙 차분과 dW1의 최대 차이 < 1e-8: {close}')
 
 
 def diagonal_layers():

@@ -79,8 +79,10 @@ if __name__ == '__main__':
     train_set, test_set = Names(train=True), Names(train=False)
     block_size = 16
     np.random.seed(0)  # GPT의 초깃값
-    model = GPT(vocab_size=Names.vocab_size, block_size=block_size, n_embd=32, n_head=4, n_layer=1)
-    print(f'\nGPT: 글자 {Names.vocab_size}종, 문맥 {block_size}글자, 매개변수 {model.num_params():,}개')
+    model = GPT(vocab_size=Names.vocab_size, block_size=block_size,
+                n_embd=32, n_head=4, n_layer=1)
+    print(f'\nGPT: 글자 {Names.vocab_size}종, 문맥 {block_size}글자, '
+          f'매개변수 {model.num_params():,}개')
 
     # 인과성: 뒤쪽 글자를 바꿔도 앞쪽 위치의 점수는 변하지 않는다
     a = train_set.encode('.emma.olivia.ava', add_eos=False)[None, :]
@@ -109,7 +111,8 @@ if __name__ == '__main__':
                   f'기울기 노름(자르기 전) {clip.last_norm:.4f}')
 
     with dezero_kr.no_grad(), dezero_kr.test_mode():
-        x, t = random_windows(test_set, np.random.default_rng(1), batch_size=256, block_size=block_size)
+        x, t = random_windows(test_set, np.random.default_rng(1), batch_size=256,
+                              block_size=block_size)
         print(f'테스트 이름에서의 손실: {float(model.loss(x, t).data):.4f}')
 
     start = np.zeros((8, 1), dtype=int)  # '.' = 이름의 시작

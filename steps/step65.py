@@ -13,7 +13,8 @@ backward가 입력마다 기울기를 돌려주고, 한 변수가 두 번 쓰였
     view = plot_backward(L, forward=rec, to_file='step65_backprop.html')
     view.data['backward']                  # 페이지가 보여 주는 기록 (파이썬에서도 읽을 수 있다)
 
-예: u = x*y, L = u*u + u (x=2, y=3). dL/du = 2u + 1 = 13, dL/dx = 13*3 = 39, dL/dy = 13*2 = 26.
+예: u = x*y, L = u*u + u (x=2, y=3). dL/du = 2u + 1 = 13, dL/dx = 13*3 = 39,
+dL/dy = 13*2 = 26.
 
 출력에서 볼 것
 * 순전파 순서: Mul(x*y) -> Mul(u*u) -> Add, 세대 0, 1, 2
@@ -36,15 +37,18 @@ def describe(view):
     names = [n['label'] for n in data['names']]
     print('순전파 (기록한 실행 순서):')
     for k, s in enumerate(data['forward'], start=1):
-        ins = ', '.join(f"{names[r['var']]}={r['value']['values']}" for r in s['inputs'])
+        ins = ', '.join(f"{names[r['var']]}={r['value']['values']}"
+                        for r in s['inputs'])
         outs = ', '.join(r['value']['values'] for r in s['outputs'])
         print(f"  {k}. {names[s['func']]} (세대 {s['generation']}): {ins} -> {outs}")
 
     seed = data['seed']
-    print(f"\n역전파: 씨앗 d{names[seed['var']]}/d{names[seed['var']]} = {seed['grad']['values']}")
+    seed_name = names[seed['var']]
+    print(f"\n역전파: 씨앗 d{seed_name}/d{seed_name} = {seed['grad']['values']}")
     mark = {'first': '= (처음)', 'acc': '+= (누적)', 'none': '(기울기 없음)'}
     for k, s in enumerate(data['backward'], start=1):
-        queue = ', '.join(f"{names[q['func']]}(세대 {q['generation']})" for q in s['before'])
+        queue = ', '.join(f"{names[q['func']]}(세대 {q['generation']})"
+                          for q in s['before'])
         print(f"  {k}단계: 대기열 [{queue}] 에서 {names[s['func']]} 을(를) 꺼냄")
         for r in s['gys']:
             print(f"      출력 {names[r['var']]} 의 gy = {r['grad']['values']} "
