@@ -68,7 +68,8 @@ class Variable:
 
     @staticmethod
     def _outputs(f):
-        """f가 만든 출력 변수들 (17단계에서 약한 참조로 바뀌면 여기가 바뀐다)."""
+        """f가 만든 출력 변수들. 17단계에서 약한 참조로 바뀌면 여기가
+        바뀐다."""
         return f.outputs
 
     def receive_grad(self, gx):

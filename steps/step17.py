@@ -97,7 +97,8 @@ class Variable:
 
     @staticmethod
     def _outputs(f):
-        """f가 만든 출력 변수들. f는 약한 참조만 들고 있으므로 ref()로 꺼낸다."""
+        """f가 만든 출력 변수들. f는 약한 참조만 들고 있으므로 ref()로
+        꺼낸다."""
         return [ref() for ref in f.outputs]
 
     def receive_grad(self, gx):

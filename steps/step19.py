@@ -139,7 +139,8 @@ class Variable:
 
     @staticmethod
     def _outputs(f):
-        """f가 만든 출력 변수들. f는 약한 참조만 들고 있으므로 ref()로 꺼낸다."""
+        """f가 만든 출력 변수들. f는 약한 참조만 들고 있으므로 ref()로
+        꺼낸다."""
         return [ref() for ref in f.outputs]
 
     def receive_grad(self, gx):
@@ -161,7 +162,8 @@ class Function:
         return outputs if len(outputs) > 1 else outputs[0]
 
     def link(self, inputs, outputs):
-        """순전파 결과를 계산 그래프에 잇는다. 역전파를 안 할 때는 잇지 않는다."""
+        """순전파 결과를 계산 그래프에 잇는다. 역전파를 안 할 때는 잇지
+        않는다."""
         if not Config.enable_backprop:
             return
         # 출력의 세대(set_creator)를 정하기 전에 매긴다
