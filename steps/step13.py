@@ -13,7 +13,7 @@ Variable.backward는 다입력/다출력에 맞게 다시 쓰면서 세 조각�
 * _backprop_through(f): 함수 f 하나를 거꾸로 지나며 입력들에 미분을 전달한다
 * receive_grad(gx):     변수가 미분을 받는다 (지금은 덮어쓰기. 14단계에서 고친다)
 
-as_array와 Function은 12단계와 같다.
+as_array와 Function.__call__, Function.link는 12단계와 같다.
 
 출력에서 볼 것
 * z = x^2 + y^2 (x=2, y=3): z=13, dz/dx=4, dz/dy=6
