@@ -77,7 +77,8 @@ def test_no_rebase_and_no_runtime_classes(step):
     three_arg_type = [n.lineno for n in ast.walk(tree)
                       if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
                       and n.func.id == 'type' and len(n.args) == 3]
-    assert not three_arg_type, f'{step.name}: type(name, bases, dict) at {three_arg_type}'
+    assert not three_arg_type, \
+        f'{step.name}: type(name, bases, dict) at lines {three_arg_type}'
 
 
 @pytest.mark.parametrize('step', WHOLE, ids=WHOLE_IDS)
@@ -179,7 +180,9 @@ def _deep_chain_grad(module, depth):
     return x.grad
 
 
-ITERATIVE = [p for p in WHOLE if int(p.stem[4:]) >= 8 and int(p.stem[4:]) not in (11, 12)]
+# 11 and 12 have no working backward yet (see test_forward_only_steps_refuse_backward)
+ITERATIVE = [p for p in WHOLE
+             if int(p.stem[4:]) >= 8 and int(p.stem[4:]) not in (11, 12)]
 DEPTH = 1000  # 2**1000 is still a finite float64
 
 
@@ -197,7 +200,8 @@ def test_step07_backward_is_the_recursive_lesson():
 
 @pytest.mark.parametrize('number', [11, 12])
 def test_forward_only_steps_refuse_backward(number):
-    """Steps 11-12 lists inputs before 13 rebuilds backward for them: no wrong answer."""
+    """Steps 11-12 take several inputs before step 13 rebuilds backward for them:
+    backward refuses instead of answering wrong."""
     module = _load(STEPS_DIR / f'step{number:02d}.py')
     x0, x1 = module.Variable(np.array(2.0)), module.Variable(np.array(3.0))
     y = module.Add()([x0, x1])[0] if number == 11 else module.Add()(x0, x1)
@@ -226,4 +230,5 @@ def test_step_lines_fit_88_columns(path):
     long = [f'{path.name}:{i}: {len(line)} columns'
             for i, line in enumerate(path.read_text(encoding='utf-8').splitlines(), 1)
             if len(line) > MAX_COLUMNS]
-    assert not long, f'{len(long)} lines over {MAX_COLUMNS} columns:\n' + '\n'.join(long)
+    assert not long, \
+        f'{len(long)} lines over {MAX_COLUMNS} columns:\n' + '\n'.join(long)
