@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-# steps/의 단계들은 서로를 `import step04`처럼 가져오므로 그 폴더를 경로에
+# 정답은 steps/의 단계 파일을 `import step04`처럼 가져오므로 그 폴더를 경로에
 # 넣는다.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / 'steps'))
 
