@@ -153,7 +153,8 @@ def mask_grad(g, mask):
     (0, 0.5, 1), broadcastable to ``g``.
 
     Arrays: the product, repaired only when it holds a non-finite value (the
-    check is one BLAS dot over the product, a quarter of the product's time).
+    check is one BLAS dot over the product, a quarter of the product's time);
+    GPU arrays are always repaired (one ``where``, no device-to-host read).
     Variables (a graph is being recorded, or a tangent):
     ``where(mask != 0, g * mask, 0)``, differentiable again.
     """
@@ -165,7 +166,9 @@ def mask_grad(g, mask):
             weighted = g * mask
         return where(mask != 0, weighted, 0)
     out = g * mask
-    if out.dtype.kind in 'fc' and not _all_finite(out):
+    # A GPU array is repaired without the check: reading its result would make the host
+    # wait for the device at every masked op.
+    if out.dtype.kind in 'fc' and (type(out) is not np.ndarray or not _all_finite(out)):
         xp = _xp(out)
         out = xp.where(~mask if is_bool else mask == 0, xp.zeros((), out.dtype), out)
     return out

@@ -28,6 +28,8 @@ keeps the last pre-clip norm in ``last_norm`` for the training loop to log.
 """
 import math
 
+import numpy as np
+
 from dezero_kr import cuda
 
 __all__ = ['clip_grad_value', 'clip_grad_norm', 'clip_grad_norm_per_tensor', 'adaptive_clip_grad',
@@ -111,6 +113,36 @@ def _array_norm(a, p):
     return m * float(((a / m) ** p).sum()) ** (1.0 / p)
 
 
+def _device_norm(a, p, xp):
+    """``_array_norm`` kept on the device: a 0-d float64 array, the same operations in order."""
+    if a.size == 0:
+        return xp.zeros((), xp.float64)
+    a = xp.abs(a.ravel()).astype(xp.float64, copy=False)
+    if p == math.inf:
+        return a.max()
+    if p == 1:
+        return a.sum()
+    if p == 2:
+        return xp.sqrt(xp.dot(a, a))
+    m = a.max()
+    usable = (m != 0) & xp.isfinite(m)
+    safe = xp.where(usable, m, 1.0)
+    return xp.where(usable, safe * ((a / safe) ** p).sum() ** (1.0 / p), m)
+
+
+def _array_norms(arrays, p):
+    """``[_array_norm(a, p) for a in arrays]``, as Python floats.
+
+    GPU arrays: every norm stays on the device and all of them come back in one
+    transfer (a float() per gradient would make the host wait for the device each time).
+    """
+    xp = cuda.get_array_module(arrays[0]) if arrays else np
+    if xp is np or any(cuda.get_array_module(a) is np for a in arrays):
+        return [_array_norm(a, p) for a in arrays]
+    norms = cuda.as_numpy(xp.stack([_device_norm(a, p, xp) for a in arrays]))
+    return [float(n) for n in norms]
+
+
 def _combine_norms(norms, p):
     """The p-norm of the concatenation of vectors whose p-norms are ``norms``."""
     if not norms:
@@ -155,7 +187,7 @@ def clip_grad_norm(params, max_norm, norm_type=2.0, error_if_nonfinite=False, ep
     _check_nonnegative(max_norm, 'max_norm', what)
     p = _norm_order(norm_type, what)
     groups = _grad_groups(params, what)
-    total = _combine_norms([_array_norm(g.array, p) for g in groups], p)
+    total = _combine_norms(_array_norms([g.array for g in groups], p), p)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
             f'{what}: the total norm of order {norm_type} of the gradients of {len(groups)} '
@@ -190,7 +222,7 @@ def clip_grad_norm_per_tensor(params, max_norm, norm_type=2.0, eps=1e-6):
     p = _norm_order(norm_type, what)
     params = list(params)
     groups = _grad_groups(params, what)
-    norms = {id(g.array): _array_norm(g.array, p) for g in groups}
+    norms = dict(zip((id(g.array) for g in groups), _array_norms([g.array for g in groups], p)))
     result = [None if q.grad is None else norms[id(q.grad.data)] for q in params]
     for group in groups:
         _scale_if_above([group], max_norm, norms[id(group.array)] + eps)
@@ -239,8 +271,8 @@ def adaptive_clip_grad(params, clipping=0.01, eps=1e-3):
         max_norm = xp.maximum(_unitwise_norm(W, xp), eps) * float(clipping)
         g_norm = _unitwise_norm(G, xp)
         too_big = g_norm > max_norm
-        if not bool(too_big.any()):
-            continue  # nothing to clip: keep the very same array
+        if xp is np and not too_big.any():
+            continue  # nothing to clip: keep the very same array (a GPU skips the check: no sync)
         scale = max_norm / xp.maximum(g_norm, xp.finfo(G.dtype).tiny)
         group.set(xp.where(too_big, G * scale, G))
 
@@ -308,4 +340,4 @@ class AdaptiveClipGrad:
 
 
 def _global_l2(params, what):
-    return _combine_norms([_array_norm(g.array, 2.0) for g in _grad_groups(params, what)], 2.0)
+    return _combine_norms(_array_norms([g.array for g in _grad_groups(params, what)], 2.0), 2.0)

@@ -24,8 +24,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Function, Variable, no_grad, test_mode
 from dezero_kr.functions_math import linear
-from dezero_kr.functions_nn import (dropout, gelu, layer_norm, multi_head_attention, relu, rms_norm,
-                                    softmax_cross_entropy)
+from dezero_kr.functions_nn import (_labels_in_range, dropout, gelu, layer_norm, multi_head_attention,
+                                    relu, rms_norm, softmax_cross_entropy)
 from dezero_kr.graph import plot_dot_graph
 from dezero_kr.layers import Embedding, Layer, LayerNorm, Linear, RMSNorm
 from dezero_kr.operators import (add_tangents, as_grad, get_item, operands, reshape, scatter_grad,
@@ -269,7 +269,7 @@ class GPT(Layer):
         if ids.shape[1] > self.block_size:
             raise ValueError(f'GPT: idx has shape {ids.shape} (B, T) but T = {ids.shape[1]} is longer '
                              f'than block_size = {self.block_size}; crop it to idx[:, -{self.block_size}:]')
-        if ids.size and not (0 <= ids.min() and ids.max() < self.vocab_size):
+        if ids.size and not _labels_in_range(ids, self.vocab_size):  # one reduction, one read
             raise ValueError(f'GPT: token ids must be in [0, {self.vocab_size}), got values from '
                              f'{ids.min()} to {ids.max()} (idx shape {ids.shape})')
         return ids
@@ -326,9 +326,10 @@ class GPT(Layer):
             rng = np.random
         elif isinstance(rng, (int, np.integer)):
             rng = np.random.default_rng(rng)
+        xp = cuda.get_array_module(self.wte.W.data)  # the window goes where the weights are
         with no_grad(), test_mode():
             for _ in range(max_new_tokens):
-                logits = cuda.as_numpy(self(idx[:, -self.block_size:]).data[:, -1, :])
+                logits = cuda.as_numpy(self(xp.asarray(idx[:, -self.block_size:])).data[:, -1, :])
                 idx = np.concatenate([idx, _sample(logits.astype(np.float64), temperature, top_k, rng)],
                                      axis=1)
         return idx

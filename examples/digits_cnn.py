@@ -2,6 +2,7 @@
 
     python examples/digits_cnn.py                  # 30 epochs
     python examples/digits_cnn.py --plot plots     # + digits_cnn_curves.png, digits_cnn_filters.png
+    python examples/digits_cnn.py --gpu            # on a CUDA GPU (CuPy; docs/gpu.md)
 
 The same bundled ``Digits`` as ``digits_mlp.py``, read as images (N, 1, 8, 8)
 (``Digits(flatten=False)``):
@@ -22,7 +23,7 @@ import numpy as np
 
 import dezero_kr.functions as F
 import dezero_kr.layers as L
-from dezero_kr import DataLoader
+from dezero_kr import DataLoader, cuda
 from dezero_kr.datasets import Digits
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam, WarmupCosine
@@ -54,6 +55,7 @@ class DigitsCNN(Model):
 def main(argv=None):
     p = _util.parser(__doc__, epochs=30)
     p.add_argument('--plain', action='store_true', help='no augmentation, label smoothing or dropout')
+    p.add_argument('--gpu', action='store_true', help='train on a CUDA GPU with CuPy (docs/gpu.md)')
     args = p.parse_args(argv)
     start = time.perf_counter()
 
@@ -72,7 +74,13 @@ def main(argv=None):
     def distort(x):  # the MLP's distortions work on flat (B, 64) images
         return random_affine(x.reshape(len(x), 64), rng).reshape(x.shape) if augment else x
 
-    history = train(args, model, optimizer, loader, test_set, distort, smoothing, log_every=5)
+    to_device = None
+    if args.gpu:  # batches are distorted on the host, then copied over (one copy each)
+        cuda.require_gpu('examples/digits_cnn.py --gpu')
+        model.to_gpu()
+        to_device = cuda.as_cupy
+    history = train(args, model, optimizer, loader, test_set, distort, smoothing, log_every=5,
+                    to_device=to_device)
 
     n_weights = sum(param.data.size for param in model.params())
     print(f'가중치 수 / number of weights: {n_weights}')

@@ -26,7 +26,7 @@ import numpy as np
 
 import dezero_kr.functions as F
 import dezero_kr.layers as L
-from dezero_kr import DataLoader, no_grad, test_mode
+from dezero_kr import DataLoader, cuda, no_grad, test_mode
 from dezero_kr.datasets import Digits
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam, WarmupCosine
@@ -54,8 +54,9 @@ class DigitsMLP(Model):
 def smoothed_cross_entropy(y, t, smoothing):
     """Cross entropy against q = (1 - s) one_hot(t) + s / C:  -sum(q * log_softmax(y)) / N."""
     n, c = y.shape
-    q = np.full((n, c), smoothing / c, dtype=y.dtype)
-    q[np.arange(n), t] += 1 - smoothing
+    xp = cuda.get_array_module(y)  # numpy, or cupy with --gpu
+    q = xp.full((n, c), smoothing / c, dtype=y.dtype)
+    q[xp.arange(n), t] += 1 - smoothing
     return -F.sum(q * F.log_softmax(y)) / n
 
 
@@ -88,19 +89,23 @@ def random_affine(x, rng, rotate=15.0, scale=0.1, shear=0.1, shift=1.0, side=8):
     return out.reshape(n, side * side)
 
 
-def train(args, model, optimizer, loader, test_set, distort, smoothing, log_every):
-    """Train ``args.epochs`` epochs on ``distort(x)`` of each batch; returns the history."""
+def train(args, model, optimizer, loader, test_set, distort, smoothing, log_every, to_device=None):
+    """Train ``args.epochs`` epochs on ``distort(x)`` of each batch; returns the history.
+
+    ``to_device``: moves a host array where the model is (``cuda.as_cupy`` for ``--gpu``)."""
+    to_device = to_device or (lambda a: a)
+    test_x, test_t = to_device(test_set.data), to_device(test_set.label)
     history = {'train_loss': [], 'test_acc': []}
     for epoch in range(1, args.epochs + 1):
         total = 0.0
         for x, t in _util.epoch_bar(args, loader, epoch):
-            loss = smoothed_cross_entropy(model(distort(x)), t, smoothing)
+            loss = smoothed_cross_entropy(model(to_device(distort(x))), to_device(t), smoothing)
             model.cleargrads()
             loss.backward()
             optimizer.update()
             total += float(loss.data) * len(t)
         with test_mode(), no_grad():  # dropout off
-            acc = float(F.accuracy(model(test_set.data), test_set.label).data)
+            acc = float(F.accuracy(model(test_x), test_t).data)
         history['train_loss'].append(total / loader.data_size)
         history['test_acc'].append(acc)
         if epoch % log_every == 0 or epoch == args.epochs:

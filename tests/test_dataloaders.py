@@ -157,13 +157,3 @@ def test_gpu_without_cupy_is_a_clear_error():
         loader.to_gpu()
     assert loader.gpu is False
 
-
-@pytest.mark.skipif(not cuda.gpu_enable, reason='needs CuPy and a GPU')
-def test_gpu_batches_are_cupy_arrays():
-    loader = DataLoader(Arange(10), batch_size=4, shuffle=False, gpu=True)
-    x, t = next(loader)
-    assert isinstance(x, cuda.cp.ndarray) and isinstance(t, cuda.cp.ndarray)
-    assert cuda.as_numpy(x)[:, 0].tolist() == [0, 10, 20, 30]
-    loader.to_cpu()
-    x, _ = next(loader)
-    assert isinstance(x, np.ndarray)

@@ -355,17 +355,6 @@ def test_save_is_atomic_under_a_crash_mid_write(tmp_path, monkeypatch):
     np.testing.assert_array_equal(check.inner.W.data, new.inner.W.data)
 
 
-@pytest.mark.skipif(not cuda.gpu_enable, reason='needs CuPy and a GPU')
-def test_save_weights_leaves_a_gpu_model_on_the_gpu(tmp_path):  # pragma: no cover - GPU only
-    net = _filled_net(1).to_gpu()
-    net.save_weights(tmp_path / 'g.npz')
-    assert all(isinstance(p.data, cuda.cupy.ndarray) for p in net.params())
-    other = _filled_net(2).to_gpu()
-    other.load_weights(tmp_path / 'g.npz')
-    assert isinstance(other.a.data, cuda.cupy.ndarray)
-    np.testing.assert_array_equal(cuda.as_numpy(other.a.data), cuda.as_numpy(net.a.data))
-
-
 
 def test_linear_first_order_fast_path_equals_the_recorded_backward():
     # Without create_graph the Linear function takes plain-array products; with it,

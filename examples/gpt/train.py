@@ -36,6 +36,7 @@ import uuid
 import numpy as np
 
 import dezero_kr
+from dezero_kr import cuda
 from dezero_kr.blas import small_model_policy
 from dezero_kr.datasets import Names
 from dezero_kr.download import sha256sum
@@ -75,6 +76,7 @@ def parse_args(argv=None):
     p.add_argument('--resume', action='store_true', help='continue from the checkpoint in --ckpt')
     p.add_argument('--stop-after', type=int,
                    help='stop (and save) after this step, as if interrupted; --resume goes on')
+    p.add_argument('--gpu', action='store_true', help='train on a CUDA GPU with CuPy (docs/gpu.md)')
     p.add_argument('--samples', type=int, default=10)
     p.add_argument('--temperature', type=float, default=1.0)
     p.add_argument('--top-k', type=int)
@@ -140,13 +142,18 @@ def bigram_baseline(train, val, vocab_size):
     return float(-logp[val.eval_x[val.eval_mask], val.eval_y[val.eval_mask]].mean())
 
 
+def _on_device_of(model, a):
+    """The host batch ``a`` where the model's weights are (NumPy: ``a`` itself; GPU: a copy)."""
+    return cuda.get_array_module(model.wte.W.data).asarray(a)
+
+
 def evaluate(model, data, batch_size=512):
     """Mean -log p over the masked validation targets (no graph, test mode)."""
     total, count = 0.0, 0
     with dezero_kr.no_grad(), dezero_kr.test_mode():
         for i in range(0, len(data.eval_x), batch_size):
             x, y, m = (a[i:i + batch_size] for a in (data.eval_x, data.eval_y, data.eval_mask))
-            z = model(x).data.astype(np.float64)
+            z = cuda.as_numpy(model(_on_device_of(model, x)).data).astype(np.float64)
             z -= z.max(axis=-1, keepdims=True)
             logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
             picked = np.take_along_axis(logp, y[..., None], axis=-1)[..., 0]
@@ -309,7 +316,7 @@ def train(model, opt, clip, rng, data, settings, args, log=print, val=None):
     last = settings['steps'] if args.stop_after is None else min(args.stop_after, settings['steps'])
     while opt.t < last:
         x, y = data.batch(rng, settings['batch_size'])
-        loss = model.loss(x, y)
+        loss = model.loss(_on_device_of(model, x), _on_device_of(model, y))
         model.cleargrads()
         loss.backward()
         opt.update()
@@ -344,6 +351,10 @@ def main(argv=None, log=print):
     else:
         model, opt, clip = build(settings, vocab)
         rng = np.random.default_rng(settings['seed'])
+    if args.gpu:
+        cuda.require_gpu('examples/gpt/train.py --gpu')
+        model.to_gpu()
+        opt.load_state_dict(opt.state_dict())  # a resumed optimizer state follows the weights
     train_data = NameData(True, settings['block_size'])
     val_data = NameData(False, settings['block_size'])
     log(f'GPT {model.config["n_layer"]} layers, n_embd {model.config["n_embd"]}, '
