@@ -62,7 +62,7 @@ def test_stub_fails_naming_the_check(ident, tmp_path):
     ok, message = exercises.run(ident, path=exercises.stub_module(ident, tmp_path))
     assert not ok
     assert message.startswith(f'실패: {ident} ')
-    assert re.search(r'확인 "[^"]+"', message), message  # which check
+    assert re.search(r'^(틀린|예외가 난) 확인: \S', message, re.M), message  # which check
     assert '(통과한 확인 0개)' in message, message
 
 
@@ -70,16 +70,16 @@ def test_stub_fails_naming_the_check(ident, tmp_path):
 # Every wrong answer must fail at a named check with the size of the difference.
 WRONG = {
     'stage4.5': (  # Adam without bias correction: the first step is 3.16 alpha, not alpha
-        'lr = self.alpha * np.sqrt(1 - self.beta2 ** self.t) / (1 - self.beta1 ** self.t)',
+        'lr = self.alpha * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)',
         'lr = self.alpha',
-        ['1번째 갱신 뒤 매개변수 0', '최대 절대 차이: 2.1']),
+        ['틀린 확인: Adam(alpha=0.1): 1번째 갱신 뒤 매개변수 0', '최대 절대 차이: 2.1']),
     'stage4.6': (  # overwrite instead of add: repeated indices keep one gradient
         'np.add.at(gx, self.slices, gy)',
         'gx[self.slices] = gy',
         ['x[정수 배열 [0, 2, 2, 4, 0] (겹치는 자리)]의 x.grad', '최대 절대 차이']),
     'stage5.5': (  # backward without the 1 / (K*K)
-        'gy.data / (K * K)',
-        'gy.data',
+        'g = (gy.data / (K * K))[:, :, None, None]',
+        'g = gy.data[:, :, None, None]',
         ['x(2, 3, 6, 6), K=2, S=2, P=0: x.grad (중앙 차분과 비교)', '최대 절대 차이']),
     'stage5.6': (  # the update gate the other way round
         'return z * h + (1 - z) * g',
@@ -97,7 +97,7 @@ WRONG = {
                  ['2차 미분 -cos(0.7)']),
     'stage4_tensors.4': ('Transpose(tuple(np.argsort(self.axes)))(gy)',
                          'Transpose(self.axes)(gy)',
-                         ['확인 "Transpose((2, 0, 1))의 역전파" 도중', 'has shape (3, 4, 2)']),
+                         ['예외가 난 확인: Transpose((2, 0, 1))의 역전파', 'has shape (3, 4, 2)']),
     'stage2.1': ('grad_step14 = 8.0', 'grad_step14 = 6.0',
                  ['grad_step14 (step14의 역전파와 비교)', '최대 절대 차이: 2.000e+00']),
 }
@@ -129,6 +129,10 @@ def test_adam_without_bias_correction_reports_the_first_step_difference(tmp_path
     assert not ok
     diff = float(re.search(r'최대 절대 차이: ([0-9.e+-]+)', message).group(1))
     assert abs(diff - 0.1 * (0.1 / 0.001 ** 0.5 - 1)) < 1e-3, message
+    # docs/tutorial/index.md quotes this very message
+    page = (ROOT / 'docs' / 'tutorial' / 'index.md').read_text(encoding='utf-8')
+    quoted = re.search(r'```text\n(실패: stage4\.5 .*?)```', page, re.S).group(1)
+    assert quoted.rstrip('\n') == message
 
 
 def test_a_missing_name_is_reported(tmp_path):
@@ -182,4 +186,4 @@ def test_stage_pages_document_the_checker():
     assert 'check.py' in (ROOT / 'steps' / 'README.md').read_text(encoding='utf-8')
     text = '\n'.join(p.read_text(encoding='utf-8') for p in pages.glob('*.md'))
     for ident in IDS:  # every exercise is named on a page, so a learner finds its id
-        assert f'`{ident}`' in text, ident
+        assert f'`python steps/check.py {ident} 내_답.py`' in text, ident

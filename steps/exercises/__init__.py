@@ -121,7 +121,7 @@ class Checker:
     def true(self, label, condition, detail=''):
         self.current = label
         if not condition:
-            raise CheckFailed(f'확인 "{label}"이(가) 틀렸습니다.' + (f' {detail}' if detail else ''))
+            raise CheckFailed(f'틀린 확인: {label}' + (f'\n  {detail}' if detail else ''))
         self.count += 1
 
     def equal(self, label, got, expected):
@@ -135,10 +135,9 @@ class Checker:
                 and got is not None and not isinstance(got, (tuple, list, str)):
             return self.close(label, got, expected, rtol=0.0, atol=0.0)
         if got is Ellipsis:
-            raise CheckFailed(f'확인 "{label}"이(가) 틀렸습니다: 값이 ...입니다 '
-                              '(스텁의 ...을 답으로 바꾸세요).')
+            raise CheckFailed(f'틀린 확인: {label}\n  값이 ...입니다 (스텁의 ...을 답으로 바꾸세요).')
         if got != expected:
-            raise CheckFailed(f'확인 "{label}"이(가) 틀렸습니다.\n'
+            raise CheckFailed(f'틀린 확인: {label}\n'
                               f'  기대값: {expected!r}\n  받은 값: {got!r}')
         self.count += 1
 
@@ -146,17 +145,16 @@ class Checker:
         """|받은 값 - 기대값| <= atol + rtol * |기대값| (원소마다). 모양도 같아야 한다."""
         self.current = label
         if got is None:
-            raise CheckFailed(f'확인 "{label}"이(가) 틀렸습니다: 값이 None입니다 '
-                              '(아직 구현하지 않았거나 return을 빠뜨렸나요?).')
+            raise CheckFailed(f'틀린 확인: {label}\n'
+                              '  값이 None입니다 (아직 구현하지 않았거나 return을 빠뜨렸나요?).')
         try:
             g = _array(got).astype(np.float64)
         except (TypeError, ValueError):
             hint = ' (스텁의 ...을 답으로 바꾸세요)' if 'Ellipsis' in repr(got) else ''
-            raise CheckFailed(f'확인 "{label}"이(가) 틀렸습니다: 숫자가 아닌 값 {got!r}{hint}'
-                              ) from None
+            raise CheckFailed(f'틀린 확인: {label}\n  숫자가 아닌 값 {got!r}{hint}') from None
         e = _array(expected).astype(np.float64)
         if g.shape != e.shape:
-            raise CheckFailed(f'확인 "{label}"이(가) 틀렸습니다: 모양이 다릅니다.\n'
+            raise CheckFailed(f'틀린 확인: {label}\n  모양이 다릅니다.\n'
                               f'  기대한 모양: {e.shape}\n  받은 모양: {g.shape}')
         with np.errstate(invalid='ignore'):
             diff = np.abs(g - e)
@@ -165,11 +163,11 @@ class Checker:
             diff = np.where(np.isnan(diff), np.inf, diff)
             where = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
             at = f' (위치 {tuple(int(i) for i in where)})' if where else ''
-            count = f', 틀린 원소 {int(bad.sum())}/{bad.size}개' if bad.size > 1 else ''
+            count = f' (틀린 원소 {int(bad.sum())}/{bad.size}개)' if bad.size > 1 else ''
             raise CheckFailed(
-                f'확인 "{label}"이(가) 틀렸습니다.\n'
-                f'  최대 절대 차이: {diff[where]:.3e}{at}, 허용: atol={atol:g}, rtol={rtol:g}'
-                f'{count}\n'
+                f'틀린 확인: {label}\n'
+                f'  최대 절대 차이: {diff[where]:.3e}{at}\n'
+                f'  허용: atol={atol:g}, rtol={rtol:g}{count}\n'
                 f'  기대값: {_fmt(e)}\n  받은 값: {_fmt(g)}')
         self.count += 1
 
@@ -207,7 +205,7 @@ def _where_in_answer(exc, answer_file):
     if not frames:
         return ''
     f = frames[-1]
-    return f' (답 파일 {answer_file.name}, {f.lineno}번째 줄, {f.name})'
+    return f' ({answer_file.name} {f.lineno}번째 줄, {f.name})'
 
 
 def run(ident, module=None, path=None):
@@ -235,9 +233,10 @@ def run(ident, module=None, path=None):
         hint = ''
         if isinstance(e, NotImplementedError):
             hint = '\n  아직 구현하지 않은 곳입니다 (스텁 그대로).'
-        return False, (f'실패: {head}\n확인 "{t.current}" 도중 답 코드가 예외를 냈습니다'
-                       f'{_where_in_answer(e, answer_file)}:\n'
-                       f'  {type(e).__name__}: {e}{hint}\n(통과한 확인 {t.count}개)')
+        return False, (f'실패: {head}\n예외가 난 확인: {t.current}\n'
+                       f'  답 코드가 낸 예외{_where_in_answer(e, answer_file)}:\n'
+                       f'  {type(e).__name__}{": " if str(e) else ""}{e}{hint}\n'
+                       f'(통과한 확인 {t.count}개)')
     return True, f'통과: {head} — 확인 {t.count}개 모두 맞습니다.'
 
 

@@ -180,7 +180,8 @@ def check_adam(t):
     for name, value in (('alpha', 0.001), ('beta1', 0.9), ('beta2', 0.999), ('eps', 1e-8)):
         t.equal(f'Adam().{name}의 기본값', getattr(default, name, None), value)
     for kwargs in (dict(alpha=0.1), dict(alpha=0.05, beta1=0.8, beta2=0.99, eps=1e-6)):
-        with t.part(f'Adam({kwargs}) 만들기와 setup'):
+        call = 'Adam(' + ', '.join(f'{k}={v}' for k, v in kwargs.items()) + ')'
+        with t.part(f'{call} 만들기와 setup'):
             mine = _Params(start)
             opt = cls(**kwargs).setup(mine)
         ref = _Params(start)
@@ -190,12 +191,12 @@ def check_adam(t):
                 for p in model.list:
                     p.cleargrad()
                 _adam_loss(model.list, target).backward()
-            with t.part(f'Adam({kwargs})의 {step}번째 update()'):
+            with t.part(f'{call}의 {step}번째 update()'):
                 opt.update()
             ref_opt.update()
             for i, (p, q) in enumerate(zip(mine.list, ref.list)):
-                t.close(f'Adam({kwargs}): {step}번째 갱신 뒤 매개변수 {i} '
-                        '(dezero_kr.optimizers.Adam과 비교)', p.data, q.data,
+                t.close(f'{call}: {step}번째 갱신 뒤 매개변수 {i} (dezero_kr의 Adam과 비교)',
+                        p.data, q.data,
                         rtol=1e-9, atol=1e-10)
 
 

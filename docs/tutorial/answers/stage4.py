@@ -59,11 +59,11 @@ x_grad = [1 / 8, 2 / 8, 5 / 8 - 1]
 class Adam(Optimizer):
     """Adam (Kingma & Ba 2015), DeZero의 식 그대로.
 
-    m과 v는 기울기와 기울기 제곱의 지수 이동 평균이다. 둘 다 0에서 시작하므로 처음
-    몇 단계는 0 쪽으로 치우쳐 있다(t = 1이면 m = (1 - beta1) g = 0.1 g). 그 치우침을
-    나누어 없애는 것이 편향 보정 1 / (1 - beta1^t)와 sqrt(1 - beta2^t)이다. 빼먹으면
-    첫 단계의 보폭이 alpha가 아니라 alpha * 0.1 / sqrt(0.001) = 3.16 alpha가 된다.
-    """
+    m과 v는 기울기와 기울기 제곱의 지수 이동 평균이다. 둘 다 0에서 시작하므로
+    처음 몇 단계는 0 쪽으로 치우쳐 있다(t = 1이면 m = (1 - beta1) g = 0.1 g). 그
+    치우침을 나누어 없애는 것이 편향 보정 1 / (1 - beta1^t)와 sqrt(1 -
+    beta2^t)이다. 빼먹으면 첫 단계의 보폭이 alpha가 아니라 alpha * 0.1 /
+    sqrt(0.001) = 3.16 alpha가 된다."""
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
         super().__init__()
@@ -78,7 +78,8 @@ class Adam(Optimizer):
         m, v, g = self.ms[key], self.vs[key], param.grad.data
         m += (1 - self.beta1) * (g - m)
         v += (1 - self.beta2) * (g * g - v)
-        lr = self.alpha * np.sqrt(1 - self.beta2 ** self.t) / (1 - self.beta1 ** self.t)
+        t = self.t  # update()가 센 이번 단계 (1부터)
+        lr = self.alpha * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
         param.data -= lr * m / (np.sqrt(v) + self.eps)
 
 
@@ -101,9 +102,8 @@ class GetItemGrad(Function):
     """gx = zeros(in_shape); gx[slices] += gy, 같은 자리는 모두 더한다.
 
     ``gx[slices] = gy``로 쓰면 같은 원소를 두 번 꺼냈을 때 마지막 기울기 하나만
-    남는다(덮어쓰기). np.add.at은 자리마다 하나씩 더한다. 이것도 Function이므로 다시
-    미분할 수 있다: 그 역전파는 다시 ggx[slices]다.
-    """
+    남는다(덮어쓰기). np.add.at은 자리마다 하나씩 더한다. 이것도 Function이므로
+    다시 미분할 수 있다: 그 역전파는 다시 ggx[slices]다."""
 
     def __init__(self, slices, in_shape):
         self.slices, self.in_shape = slices, in_shape
