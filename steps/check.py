@@ -46,7 +46,8 @@ def main(argv=None):
         return 0
     if args.answer is None:
         print(f'확인할 답 파일을 주세요: python steps/check.py {ex.id} 내_답.py\n'
-              f'(시작 파일: python steps/check.py {ex.id} --stub > 내_답.py)', file=sys.stderr)
+              f'(시작 파일: python steps/check.py {ex.id} --stub > 내_답.py)',
+              file=sys.stderr)
         return 2
     if not pathlib.Path(args.answer).is_file():
         print(f'답 파일이 없습니다: {args.answer}', file=sys.stderr)

@@ -131,8 +131,9 @@ class Checker:
             got = list(got.tolist() if isinstance(got, np.ndarray) else got)
         elif isinstance(expected, tuple) and isinstance(got, list):
             got = tuple(got)
-        if isinstance(expected, (np.ndarray, float, int)) and not isinstance(expected, bool) \
-                and got is not None and not isinstance(got, (tuple, list, str)):
+        number = isinstance(expected, (np.ndarray, float, int)) \
+            and not isinstance(expected, bool)
+        if number and got is not None and not isinstance(got, (tuple, list, str)):
             return self.close(label, got, expected, rtol=0.0, atol=0.0)
         if got is Ellipsis:
             raise CheckFailed(f'틀린 확인: {label}\n  값이 ...입니다 (스텁의 ...을 답으로 바꾸세요).')
@@ -161,7 +162,8 @@ class Checker:
             bad = ~(diff <= atol + rtol * np.abs(e))
         if bad.any():
             diff = np.where(np.isnan(diff), np.inf, diff)
-            where = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+            where = (np.unravel_index(int(np.argmax(diff)), diff.shape)
+                     if diff.ndim else ())
             at = f' (위치 {tuple(int(i) for i in where)})' if where else ''
             count = f' (틀린 원소 {int(bad.sum())}/{bad.size}개)' if bad.size > 1 else ''
             raise CheckFailed(
@@ -225,7 +227,8 @@ def run(ident, module=None, path=None):
             t.m = module = load_file(path)
         with np.errstate(all='ignore'), warnings.catch_warnings():
             # 고차 미분 문제의 x.grad에 남는 그래프(순환 참조) 경고: 확인이 끝나면 모두 버린다
-            warnings.filterwarnings('ignore', message=r'backward\(create_graph=True\) stored')
+            warnings.filterwarnings('ignore',
+                                    message=r'backward\(create_graph=True\) stored')
             ex.check(t)
     except CheckFailed as e:
         return False, f'실패: {head}\n{e}\n(통과한 확인 {t.count}개)'

@@ -60,7 +60,8 @@ def check_chain(t):
             y = f(x)
             y.backward()
         t.close(f'y (x = {value})', y.data, np.exp(np.exp(value) ** 2), rtol=1e-14)
-        t.close(f'x.grad (x = {value}, 닫힌 식과 비교)', x.grad, _exact_chain(value), rtol=1e-12)
+        t.close(f'x.grad (x = {value}, 닫힌 식과 비교)', x.grad, _exact_chain(value),
+                rtol=1e-12)
         with t.part(f'dydx({value})'):
             got = dydx(value)
         t.close(f'dydx({value}) (손으로 구한 식)', got, _exact_chain(value), rtol=1e-12)
@@ -104,7 +105,8 @@ def check_cube(t):
     with t.part('cube(exp(x))의 역전파'):
         y = cube(step09.exp(x))
         y.backward()
-    t.close('cube(exp(x))의 x.grad = 3 e^{3x} (x = 0.2)', x.grad, 3 * np.exp(0.6), rtol=1e-14)
+    t.close('cube(exp(x))의 x.grad = 3 e^{3x} (x = 0.2)', x.grad, 3 * np.exp(0.6),
+            rtol=1e-14)
 
 
 STUB_DEEP = '''

@@ -75,14 +75,17 @@ def tanh_third(x):
 def check_nth(t):
     nth, third = t.get('nth_derivative'), t.get('tanh_third')
     th = np.tanh(0.5)
-    exact = {1: 1 - th ** 2, 2: -2 * th * (1 - th ** 2), 3: (1 - th ** 2) * (6 * th ** 2 - 2)}
+    exact = {1: 1 - th ** 2, 2: -2 * th * (1 - th ** 2),
+             3: (1 - th ** 2) * (6 * th ** 2 - 2)}
     for n, value in exact.items():
         with t.part(f'nth_derivative(F.tanh, x = 0.5, {n})'):
             got = nth(F.tanh, Variable(np.array(0.5)), n)
-        t.close(f'nth_derivative(F.tanh, x = 0.5, {n}) (닫힌 식과 비교)', got, value, rtol=1e-13)
+        t.close(f'nth_derivative(F.tanh, x = 0.5, {n}) (닫힌 식과 비교)', got, value,
+                rtol=1e-13)
     with t.part('nth_derivative(F.sin, x = 1.2, 4)'):
         got = nth(F.sin, Variable(np.array(1.2)), 4)
-    t.close('nth_derivative(F.sin, x = 1.2, 4) = sin(1.2)', got, np.sin(1.2), rtol=1e-14)
+    t.close('nth_derivative(F.sin, x = 1.2, 4) = sin(1.2)', got, np.sin(1.2),
+            rtol=1e-14)
     for value in (0.5, -1.0, 2.0):
         th = np.tanh(value)
         with t.part(f'tanh_third({value})'):
@@ -151,5 +154,5 @@ def check_hessian(t):
     with t.part('hessian(x^2 y + y^3, 1, 2)'):
         got = hessian(lambda x, y: x ** 2 * y + y ** 3, Variable(np.array(1.0)),
                       Variable(np.array(2.0)))
-    t.close('hessian(x^2 y + y^3, 1, 2) = [[2y, 2x], [2x, 6y]]', got, [[4.0, 2.0], [2.0, 12.0]],
-            rtol=1e-14)
+    t.close('hessian(x^2 y + y^3, 1, 2) = [[2y, 2x], [2x, 6y]]', got,
+            [[4.0, 2.0], [2.0, 12.0]], rtol=1e-14)

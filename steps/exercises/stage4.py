@@ -177,7 +177,8 @@ def check_adam(t):
     target = np.array([1.0, -2.0, 0.5])
     with t.part('Adam()의 기본값'):
         default = cls()
-    for name, value in (('alpha', 0.001), ('beta1', 0.9), ('beta2', 0.999), ('eps', 1e-8)):
+    defaults = (('alpha', 0.001), ('beta1', 0.9), ('beta2', 0.999), ('eps', 1e-8))
+    for name, value in defaults:
         t.equal(f'Adam().{name}의 기본값', getattr(default, name, None), value)
     for kwargs in (dict(alpha=0.1), dict(alpha=0.05, beta1=0.8, beta2=0.99, eps=1e-6)):
         call = 'Adam(' + ', '.join(f'{k}={v}' for k, v in kwargs.items()) + ')'
@@ -232,7 +233,8 @@ GETITEM_CASES = (
     ('정수 1', 1),
     ('슬라이스 1:4', slice(1, 4)),
     ('정수 배열 [0, 2, 2, 4, 0] (겹치는 자리)', np.array([0, 2, 2, 4, 0])),
-    ('튜플 ([0, 0, 1], [1, 1, 2]) (같은 원소 두 번)', (np.array([0, 0, 1]), np.array([1, 1, 2]))),
+    ('튜플 ([0, 0, 1], [1, 1, 2]) (같은 원소 두 번)',
+     (np.array([0, 0, 1]), np.array([1, 1, 2]))),
     ('튜플 (:, [2, 0, 2])', (slice(None), np.array([2, 0, 2]))),
 )
 

@@ -74,7 +74,8 @@ STUB_SUMTO = '''
 """텐서 문제 3: sum_to(x, (2, 1))은 모양 (5, 2, 3)인 x의 어느 축을 더할까?"""
 
 summed_axes = ...   # 더하는 (원래 x의) 축 번호의 튜플
-result = ...        # x = np.arange(30.0).reshape(5, 2, 3)일 때 sum_to(x, (2, 1))의 값 (2x1 목록)
+# x = np.arange(30.0).reshape(5, 2, 3)일 때 sum_to(x, (2, 1))의 값 (2x1 목록)
+result = ...
 '''
 
 

@@ -18,7 +18,8 @@ def conv_outsize(H, K, S, P):
 
 
 # 손으로 구한 출력 크기: (H, K, S, P) -> OH
-by_hand = {(28, 5, 1, 0): ..., (32, 3, 2, 1): ..., (224, 7, 2, 3): ..., (7, 3, 3, 0): ...}
+by_hand = {(28, 5, 1, 0): ..., (32, 3, 2, 1): ...,
+           (224, 7, 2, 3): ..., (7, 3, 3, 0): ...}
 '''
 
 
@@ -28,12 +29,14 @@ def check_outsize(t):
     cases = [(28, 5, 1, 0), (32, 3, 2, 1), (224, 7, 2, 3), (7, 3, 3, 0)]
     for H, K, S, P in cases:
         expected = get_conv_outsize(H, K, S, P)
-        t.equal(f'by_hand[{(H, K, S, P)}] (손으로 구한 값)', by_hand.get((H, K, S, P)), expected)
+        t.equal(f'by_hand[{(H, K, S, P)}] (손으로 구한 값)', by_hand.get((H, K, S, P)),
+                expected)
         with t.part(f'conv_outsize{(H, K, S, P)}'):
             got = conv_outsize(H, K, S, P)
         t.equal(f'conv_outsize{(H, K, S, P)}', got, expected)
         if H <= 32:  # 작은 입력은 실제 합성곱의 출력 모양으로도
-            y = F.conv2d(np.zeros((1, 1, H, H)), np.zeros((1, 1, K, K)), stride=S, pad=P)
+            y = F.conv2d(np.zeros((1, 1, H, H)), np.zeros((1, 1, K, K)),
+                         stride=S, pad=P)
             t.equal(f'F.conv2d의 출력 높이 {(H, K, S, P)}', y.shape[2], got)
     for H, K, S, P in [(5, 5, 1, 0), (9, 2, 4, 1), (100, 11, 4, 2)]:
         with t.part(f'conv_outsize{(H, K, S, P)}'):

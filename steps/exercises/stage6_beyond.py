@@ -49,8 +49,10 @@ def check_clip(t):
                     rtol=1e-14)
     t.close('norm_before (손으로)', t.get('norm_before'), 13.0, rtol=1e-12)
     clipped = t.get('clipped')
-    t.close('clipped[0] (손으로)', np.reshape(clipped[0], (2,)), [3 / 13, 4 / 13], rtol=1e-9)
-    t.close('clipped[1] (손으로)', np.reshape(clipped[1], (1, 2)), [[0.0, 12 / 13]], rtol=1e-9)
+    t.close('clipped[0] (손으로)', np.reshape(clipped[0], (2,)), [3 / 13, 4 / 13],
+            rtol=1e-9)
+    t.close('clipped[1] (손으로)', np.reshape(clipped[1], (1, 2)), [[0.0, 12 / 13]],
+            rtol=1e-9)
 
 
 def f(x):

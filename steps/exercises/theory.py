@@ -48,8 +48,8 @@ def check_init(t):
             got = glorot(n_in, n_out)
         t.close(f'glorot_std({n_in}, {n_out}) = sqrt(2/(n_in + n_out))', got,
                 np.sqrt(2 / (n_in + n_out)), rtol=1e-12)
-    t.close('relu_second_moment (E[relu(z)^2], z ~ N(0, 1))', t.get('relu_second_moment'),
-            0.5, rtol=1e-9)
+    t.close('relu_second_moment (E[relu(z)^2], z ~ N(0, 1))',
+            t.get('relu_second_moment'), 0.5, rtol=1e-9)
     # 유도한 크기가 실제로 크기를 지키는지: ReLU 10층(폭 256)을 지난 평균 제곱.
     # 폭이 유한해 층마다 조금씩 흔들리지만 He는 1 근처에 남고, 1/n은 층마다 절반이 된다.
     for fn, low, high, what in ((he, 0.3, 3.0, '1 근처'),
@@ -147,7 +147,8 @@ def check_residual(t):
         h.backward()
         with t.part(f'residual_grad({x0}, {a}, {n})'):
             got = residual_grad(x0, a, n)
-        t.close(f'residual_grad({x0}, {a}, {n}) (역전파와 비교)', got, x.grad.data, rtol=1e-12)
+        t.close(f'residual_grad({x0}, {a}, {n}) (역전파와 비교)', got, x.grad.data,
+                rtol=1e-12)
     a = t.get('cancel_a')
     x = Variable(np.array(0.0))
     (x + a * F.tanh(x)).backward()
@@ -224,7 +225,8 @@ def check_topo(t):
         t.equal(f'{name}: 노드가 한 번씩', len({id(v) for v in order}), len(reach))
         t.true(f'{name}: root가 맨 끝', order[-1] is root)
         place = {id(v): i for i, v in enumerate(order)}
-        late = [(v, c) for v in order for c in v.children if place.get(id(c), -1) > place[id(v)]]
+        late = [(v, c) for v in order for c in v.children
+                if place.get(id(c), -1) > place[id(v)]]
         t.true(f'{name}: 모든 노드가 자식 뒤에', not late,
                f'{late[0][1]!r}이(가) 그것을 쓰는 {late[0][0]!r}보다 뒤에 있습니다.'
                if late else '')
