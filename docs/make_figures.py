@@ -322,14 +322,15 @@ def fig_rnn_unrolled(fig):
         _arrow(ax, (px, 0.47), (px, 1.3))
         if t > 1:
             _arrow(ax, (xs[t - 2] + 0.52, 0.28), (px - 0.52, 0.28))
-            ax.text((xs[t - 2] + px) / 2, 0.4, f'h{t - 1}', ha='center', fontsize=8)
+            label_x = (xs[t - 2] + px) / 2 + (0.25 if t == cut + 1 else 0.0)  # off the cut
+            ax.text(label_x, 0.4, f'h{t - 1}', ha='center', fontsize=8)
         if t != cut + 1 and t > 1:
             _arrow(ax, (px - 0.52, 0.05), (xs[t - 2] + 0.52, 0.05), color=BACK)
     xcut = (xs[cut - 1] + xs[cut]) / 2
     ax.plot([xcut, xcut], [-1.55, 1.85], ls='--', color='black', lw=1.2)
     ax.text(xcut, 1.95, 'loss.unchain_backward()', ha='center', fontsize=9)
-    ax.text(-1.15, -1.9, f'{cut}단계마다 역전파하고 연결을 끊는다: h{cut}의 값(검정)은 다음 구간으로 '
-            '이어지지만, 기울기(빨강)는 끊은 곳을 넘어가지 않는다.', fontsize=9)
+    ax.text(-1.15, -1.9, f'{cut}단계마다(59단계는 30단계마다) 역전파하고 연결을 끊는다: h{cut}의 값(검정)은 '
+            '다음 구간으로 이어지지만, 기울기(빨강)는 끊은 곳을 넘지 않는다.', fontsize=8.5)
 
 
 def fig_lstm_cell(fig):

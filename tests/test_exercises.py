@@ -12,6 +12,7 @@ by default, on each stage page).  So an answer and its check cannot drift apart:
 * ``check.py`` run as a learner runs it (a subprocess) lists, prints stubs, passes and fails
   with exit codes 0 / 1.
 """
+import ast
 import functools
 import pathlib
 import re
@@ -57,7 +58,13 @@ def test_answer_passes(ident):
 @pytest.mark.parametrize('ident', IDS)
 def test_stub_fails_naming_the_check(ident, tmp_path):
     stub = exercises.get(ident).stub
-    compile(stub, f'{ident} stub', 'exec')  # a stub is valid Python
+    tree = ast.parse(stub)  # a stub is valid Python ...
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    names += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+              if isinstance(t, ast.Name)]
+    answer = answer_module(ident.split('.')[0])
+    missing = [n for n in names if not hasattr(answer, n)]
+    assert names and not missing, f'{ident}: the answer lacks the stub names {missing}'
     assert 'NotImplementedError' in stub or '...' in stub
     ok, message = exercises.run(ident, path=exercises.stub_module(ident, tmp_path))
     assert not ok
