@@ -147,6 +147,12 @@ def test_a_missing_name_is_reported(tmp_path):
     empty.write_text('', encoding='utf-8')
     ok, message = exercises.run('stage4.5', path=empty)
     assert not ok and '`Adam`' in message
+    broken = tmp_path / 'broken.py'
+    broken.write_text('import numpy as np\nx = 1 / 0\n', encoding='utf-8')
+    ok, message = exercises.run('stage4.5', path=broken)
+    assert not ok
+    assert '예외가 난 확인: 답 파일 불러오기 (import)' in message
+    assert '(broken.py 2번째 줄, <module>)' in message and 'ZeroDivisionError' in message
 
 
 def _check(*args, cwd):

@@ -224,7 +224,9 @@ def run(ident, module=None, path=None):
     head = f'{ex.id} ({ex.title})'
     try:
         if module is None:
+            t.current = '답 파일 불러오기 (import)'
             t.m = module = load_file(path)
+            t.current = '첫 확인 전'
         with np.errstate(all='ignore'), warnings.catch_warnings():
             # 고차 미분 문제의 x.grad에 남는 그래프(순환 참조) 경고: 확인이 끝나면 모두 버린다
             warnings.filterwarnings('ignore',
