@@ -111,3 +111,8 @@ def test_pooling_and_mask_pictures_show_real_values():
     assert np.all(np.triu(w, 1) == 0.0)
     np.testing.assert_allclose(w.sum(axis=1), 1.0, rtol=1e-15)
     assert make_figures.conv_outsize(5, 3, 2, 1) == 3
+
+
+def test_tutorial_table_of_contents_lists_the_step_65_viewer():
+    index = (DOCS / 'tutorial' / 'index.md').read_text(encoding='utf-8')
+    assert re.search(r'^\| \[역전파 보기\]\(\.\./backprop_view\.md\) \| 65 \|', index, re.M)
