@@ -217,6 +217,7 @@ def run(ident, module=None, path=None):
     어느 확인 도중이었는지 알린다.
     """
     ex = get(ident)
+    steps_on_path()  # 01~22단계 문제의 답은 step09 같은 단계 모듈을 import한다
     answer_file = pathlib.Path(path).resolve() if path is not None else None
     if answer_file is None and module is not None and getattr(module, '__file__', None):
         answer_file = pathlib.Path(module.__file__).resolve()

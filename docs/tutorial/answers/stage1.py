@@ -4,15 +4,9 @@
 확인 코드는 steps/exercises/stage1.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
 확인을 지난다(tests/test_exercises.py). 학습자가 만든 steps/의 코드를 그대로 쓴다.
 """
-import pathlib
-import sys
-
 import numpy as np
 
-# steps/의 단계 모듈을 가져오려고 그 폴더를 경로에 넣는다 (check.py도 같은 일을 한다).
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / 'steps'))
-
-from step09 import Function, exp, square  # noqa: E402  (위의 경로가 있어야 한다)
+from step09 import Function, exp, square
 
 # --- 문제 1 -------------------------------------------------------------------
 # 테일러 전개: 전진 차분 = f' + f''h/2 + f'''h^2/6 = 3 + 3h + h^2 (오차 0.0301),

@@ -4,12 +4,7 @@
 확인 코드는 steps/exercises/stage2.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
 확인을 지난다(tests/test_exercises.py). 학습자가 만든 steps/의 코드를 그대로 쓴다.
 """
-import pathlib
-import sys
-
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / 'steps'))
-
-from step22 import exp  # noqa: E402  (위의 경로가 있어야 가져올 수 있다)
+from step22 import exp
 
 # --- 문제 1 -------------------------------------------------------------------
 # 14단계: y.backward()는 add를 처리해 b.grad = 1, a.grad = 1을 만들고, 목록 끝의
