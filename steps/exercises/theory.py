@@ -170,41 +170,39 @@ def build_topo(root):
 
 
 class Node:
-    """micrograd 크기의 스칼라 노드 (theory_check.py의 Value와 같은 모양)."""
+    """스칼라 노드: 값, 기울기, 입력 노드(children)와 그 국소 미분. 해시할 수 있어
+    답의 visited 집합에 그대로 넣을 수 있다."""
+    __slots__ = ('data', 'grad', 'name', 'children', 'local_grads')
 
-    def __init__(self, data, children=(), local_grads=(), name=''):
+    def __init__(self, data, name='', children=(), local_grads=()):
         self.data, self.grad, self.name = data, 0.0, name
         self.children, self.local_grads = children, local_grads
-
-    def __mul__(self, other):
-        return Node(self.data * other.data, (self, other), (other.data, self.data))
-
-    def __add__(self, other):
-        return Node(self.data + other.data, (self, other), (1.0, 1.0))
 
     def __repr__(self):
         return self.name or f'Node({self.data})'
 
 
+def _op(kind, a, b, name=''):
+    """a*b 또는 a+b 노드: 국소 미분은 곱이면 (b, a), 합이면 (1, 1)."""
+    if kind == '*':
+        return Node(a.data * b.data, name, (a, b), (b.data, a.data))
+    return Node(a.data + b.data, name, (a, b), (1.0, 1.0))
+
+
 def _graphs():
-    """(이름, root, 잎 목록, 잎마다 정답 기울기)."""
-    a, b = Node(2.0, name='a'), Node(3.0, name='b')
-    c = a * b
-    c.name = 'c'
-    d = c + a
-    d.name = 'd'
+    """(이름, root, 잎 목록, 잎마다 정답 기울기; None이면 중앙 차분)."""
+    a, b = Node(2.0, 'a'), Node(3.0, 'b')
+    d = _op('+', _op('*', a, b, 'c'), a, 'd')
     yield 'c = a*b, d = c + a', d, (a, b), (4.0, 2.0)
-    x = Node(1.5, name='x')
-    u, v = x * x, x + x
-    u.name, v.name = 'u', 'v'
-    y = u * v + u
-    y.name = 'y'
+    x = Node(1.5, 'x')
+    u = _op('*', x, x, 'u')
+    y = _op('+', _op('*', u, _op('+', x, x, 'v')), u, 'y')
     # y = x^2 * 2x + x^2 = 2x^3 + x^2, dy/dx = 6x^2 + 2x
     yield 'y = (x*x)*(x+x) + x*x', y, (x,), (6 * 1.5 ** 2 + 2 * 1.5,)
-    p = Node(0.5, name='p')
+    p = Node(0.5, 'p')
     h = p
     for _ in range(30):
-        h = h * p + p
+        h = _op('+', _op('*', h, p), p)
     # h_(k+1) = h_k p + p: 다항식이므로 기울기는 수치로 비교한다
     yield '30층 h = h*p + p', h, (p,), (None,)
 
