@@ -40,15 +40,23 @@ def seed_graph():
     return x, y, L
 
 
+def named_seed(k):
+    """The seed dy/dy = 1 of the k-th backward, named so the picture labels it ``seedk``
+    (a seed set on ``y.grad`` before ``y.backward()`` is used as is)."""
+    return Variable(np.array(1.0), name=f'seed{k}')
+
+
 def tanh_grad(order):
-    """The order-th derivative of tanh at x=1 as a graph (step 35)."""
+    """The order-th derivative of tanh at x=1 as a graph (step 35); the seeds are named."""
     x = Variable(np.array(1.0), name='x')
     y = tanh(x)
     y.name = 'y'
+    y.grad = named_seed(1)
     y.backward(create_graph=True)
-    for _ in range(order - 1):
+    for k in range(2, order + 1):
         gx = x.grad
         x.cleargrad()
+        gx.grad = named_seed(k)
         gx.backward(create_graph=True)
     gx = x.grad
     gx.name = f'gx{order}'
@@ -89,14 +97,17 @@ def examples():
     x, y, L = seed_graph()
     L.backward(retain_grad=True)  # keep dL/du = 13 on u as well
     yield 'seed_values', L, dict(verbose=False, show_values=True, show_grads=True)
-    yield 'tanh_gx2', tanh_grad(2), dict(verbose=False)
-    yield 'tanh_gx3', tanh_grad(3), dict(verbose=False)
+    # show_values=0: no variable values, but a function's constant (RSubConstant c=1 of
+    # 1 - y*y) is written in its box
+    yield 'tanh_gx2', tanh_grad(2), dict(verbose=False, show_values=0)
+    yield 'tanh_gx3', tanh_grad(3), dict(verbose=False, show_values=0)
 
     x = Variable(np.array(1.0), name='x')
     y = tanh(x)
     y.name = 'y'
+    y.grad = named_seed(1)
     y.backward(create_graph=True)
-    yield 'tanh_follow_grads', y, dict(verbose=False, follow_grads=True)
+    yield 'tanh_follow_grads', y, dict(verbose=False, follow_grads=True, show_values=0)
 
     model = _TwoLayers()
     batch = Constant(np.ones((2, 3)))

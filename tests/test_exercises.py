@@ -1,35 +1,279 @@
-"""Every tutorial exercise's answer runs and passes its own checks.
+"""Tutorial exercises: every answer passes the learner's checker; stubs and wrong answers fail.
 
-The answers live in ``docs/tutorial/answers/stageN.py`` (shown, hidden by default,
-at the end of each stage page).  Each module-level function named ``exercise_*``
-takes no argument and asserts what the exercise asks for (e.g. a learner's ``Cos``
-passing ``gradient_check``), so an answer that stops being right fails here.
+The checks live in one place, ``steps/exercises/<group>.py`` (registered by id, e.g.
+``stage4.5``); ``python steps/check.py ID my_answer.py`` runs them on a learner's file and
+these tests run them on the answers in ``docs/tutorial/answers/<group>.py`` (shown, hidden
+by default, on each stage page).  So an answer and its check cannot drift apart:
+
+* every answer passes its exercise's checks;
+* every stub (``check.py ID --stub``) fails with a message naming the check it stopped at;
+* deliberately wrong answers (Adam without bias correction, GetItem's backward without
+  accumulation for repeated indices, ...) fail naming the check and the size of the difference;
+* ``check.py`` run as a learner runs it (a subprocess) lists, prints stubs, passes and fails
+  with exit codes 0 / 1.
 """
-import importlib.util
+import ast
+import functools
 import pathlib
+import re
+import subprocess
+import sys
 
 import pytest
 
-ANSWERS = pathlib.Path(__file__).resolve().parent.parent / 'docs' / 'tutorial' / 'answers'
+from _subproc import python_env
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+ANSWERS = ROOT / 'docs' / 'tutorial' / 'answers'
+CHECK = ROOT / 'steps' / 'check.py'
+
+sys.path.insert(0, str(ROOT / 'steps'))
+import exercises  # noqa: E402  (steps/exercises, the checks check.py runs)
+
+IDS = [e.id for e in exercises.all_exercises()]
 
 
-def _exercises():
-    for path in sorted(ANSWERS.glob('stage*.py')):
-        spec = importlib.util.spec_from_file_location(f'answers_{path.stem}', path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        for name in sorted(vars(module)):
-            if name.startswith('exercise_') and callable(getattr(module, name)):
-                yield pytest.param(getattr(module, name), id=f'{path.stem}.{name}')
+@functools.lru_cache(maxsize=None)
+def answer_module(group):
+    return exercises.load_file(ANSWERS / f'{group}.py', f'answers_{group}')
 
 
-EXERCISES = list(_exercises())
+def test_every_group_has_exercises_and_an_answer_file():
+    groups = {i.split('.')[0] for i in IDS}
+    assert groups == set(exercises.GROUPS)
+    for group in groups:
+        assert (ANSWERS / f'{group}.py').is_file(), group
+    # the new "build a piece" exercises of stages 4-5 and the theory set are registered
+    assert {'stage4.5', 'stage4.6', 'stage5.5', 'stage5.6', 'theory.1', 'theory.4'} <= set(IDS)
+    assert len(IDS) == len(set(IDS)) >= 35
 
 
-def test_answers_exist():
-    assert EXERCISES, f'no exercise answers found under {ANSWERS}'
+@pytest.mark.parametrize('ident', IDS)
+def test_answer_passes(ident):
+    ok, message = exercises.run(ident, module=answer_module(ident.split('.')[0]))
+    assert ok, message
+    assert message.startswith(f'통과: {ident} ')
 
 
-@pytest.mark.parametrize('exercise', EXERCISES)
-def test_exercise_answer(exercise):
-    exercise()
+@pytest.mark.parametrize('ident', IDS)
+def test_stub_fails_naming_the_check(ident, tmp_path):
+    stub = exercises.get(ident).stub
+    tree = ast.parse(stub)  # a stub is valid Python ...
+    names = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    names += [t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+              if isinstance(t, ast.Name)]
+    answer = answer_module(ident.split('.')[0])
+    missing = [n for n in names if not hasattr(answer, n)]
+    assert names and not missing, f'{ident}: the answer lacks the stub names {missing}'
+    assert 'NotImplementedError' in stub or '...' in stub
+    ok, message = exercises.run(ident, path=exercises.stub_module(ident, tmp_path))
+    assert not ok
+    assert message.startswith(f'실패: {ident} ')
+    assert re.search(r'^(틀린|예외가 난) 확인: \S', message, re.M), message  # which check
+    assert '(통과한 확인 0개)' in message, message
+
+
+# id -> (text of the answer file, its wrong replacement, fragments the failure must show).
+# Every wrong answer must fail at a named check with the size of the difference.
+WRONG = {
+    'stage4.5': (  # Adam without bias correction: the first step is 3.16 alpha, not alpha
+        'lr = self.alpha * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)',
+        'lr = self.alpha',
+        ['틀린 확인: Adam(alpha=0.1): 1번째 갱신 뒤 매개변수 0', '최대 절대 차이: 2.1']),
+    'stage4.6': (  # overwrite instead of add: repeated indices keep one gradient
+        'np.add.at(gx, self.slices, gy)',
+        'gx[self.slices] = gy',
+        ['x[정수 배열 [0, 2, 2, 4, 0] (겹치는 자리)]의 x.grad', '최대 절대 차이']),
+    'stage5.5': (  # backward without the 1 / (K*K)
+        'g = (gy.data / (K * K))[:, :, None, None]',
+        'g = gy.data[:, :, None, None]',
+        ['x(2, 3, 6, 6), K=2, S=2, P=0: x.grad (중앙 차분과 비교)', '최대 절대 차이']),
+    'stage5.6': (  # the update gate the other way round
+        'return z * h + (1 - z) * g',
+        'return (1 - z) * h + z * g',
+        ['h_new (NumPy로 쓴 GRU 식과 비교)', '최대 절대 차이']),
+    'theory.1': ('return np.sqrt(2 / n)', 'return np.sqrt(1 / n)',
+                 ['he_std(1) = sqrt(2/n)', '최대 절대 차이: 4.142e-01']),
+    'theory.2': ('return s * (1 - s)', 'return s',
+                 ['sigmoid_slope(z) (F.sigmoid의 역전파와 비교)', '최대 절대 차이']),
+    'theory.3': ('grad *= 1 + a * (1 - np.tanh(h) ** 2)', 'grad *= a * (1 - np.tanh(h) ** 2)',
+                 ['residual_grad(0.5, 0.1, 10) (역전파와 비교)', '최대 절대 차이']),
+    'theory.4': ('        if id(v) not in visited:\n', '        if True:\n',
+                 ['c = a*b, d = c + a: 목록의 길이', '기대값: 4', '받은 값: 5']),
+    'stage3.1': ('return gy * -F.sin(x)', 'return gy * -np.sin(x.data)',
+                 ['2차 미분 -cos(0.7)']),
+    'stage4_tensors.4': ('Transpose(tuple(np.argsort(self.axes)))(gy)',
+                         'Transpose(self.axes)(gy)',
+                         ['예외가 난 확인: Transpose((2, 0, 1))의 역전파', 'has shape (3, 4, 2)']),
+    'stage2.1': ('grad_step14 = 8.0', 'grad_step14 = 6.0',
+                 ['grad_step14 (step14의 역전파와 비교)', '최대 절대 차이: 2.000e+00']),
+    # one wrong answer for every other exercise too
+    'stage1.1': ('forward_error = 3 * h + h ** 2',
+        'forward_error = 3 * h',
+        ['틀린 확인: forward_error (전진 차분 - 3)', '최대 절대 차이']),
+    'stage1.2': ('return exp(square(exp(x)))',
+        'return exp(exp(x))',
+        ['틀린 확인: y (x = 0.5)', '최대 절대 차이']),
+    'stage1.3': ('return 3 * x ** 2 * gy',
+        'return x ** 2 * gy',
+        ['틀린 확인: x.grad = 3x^2 (x = -1.5)', '최대 절대 차이']),
+    'stage1.4': ('x_grad = 2.0 ** 1020',
+        'x_grad = 2.0 * 1020',
+        ['틀린 확인: x_grad (08단계의 역전파와 비교)', '최대 절대 차이']),
+    'stage2.2': ('variable_generations = [0, 1, 2, 3]',
+        'variable_generations = [0, 1, 2, 2]',
+        ['틀린 확인: variable_generations ([x, a, b, y])', '기대값']),
+    'stage2.3': ('return 1 / (1 + exp(-x))',
+        'return 1 / (1 + exp(x))',
+        ['틀린 확인: sigmoid(x)의 값 (x = -2.0)', '최대 절대 차이']),
+    'stage2.4': ('grad_inside = None',
+        'grad_inside = 6.0',
+        ['틀린 확인: grad_inside (no_grad 안의 y에서 역전파한 x.grad)', '기대값']),
+    'stage3.2': ('    for _ in range(n):\n        x.cleargrad()\n',
+        '    for _ in range(n):\n',
+        ['틀린 확인: nth_derivative(F.tanh, x = 0.5, 2) (닫힌 식과 비교)', '최대 절대 차이']),
+    'stage3.3': ('x.data = x.data - gx.data / x.grad.data',
+        'x.data = x.data - gx.data',
+        ['틀린 확인: newton(x^3/3 - 2x, 1.0, 3)', '최대 절대 차이']),
+    'stage3.4': ('        x.cleargrad()\n        y.cleargrad()\n',
+        '',
+        ['틀린 확인: hessian(matyas, 1.0, 2.0)', '최대 절대 차이']),
+    'stage4_tensors.1': ('return F.broadcast_to(gy / n, self.x_shape)',
+        'return F.broadcast_to(gy, self.x_shape)',
+        ['틀린 확인: Mean(0)의 x.grad (중앙 차분과 비교)', '최대 절대 차이']),
+    'stage4_tensors.2': ('b_grad = [3.0, 3.0, 3.0]',
+        'b_grad = [1.0, 1.0, 1.0]',
+        ['틀린 확인: b_grad (역전파와 비교)', '최대 절대 차이']),
+    'stage4_tensors.3': ('summed_axes = (0, 2)',
+        'summed_axes = (0, 1)',
+        ['틀린 확인: x.sum(axis=summed_axes) (sum_to와 같은 원소인가)', '모양이 다릅니다']),
+    'stage4.1': ('return gy * (1 - y * y)',
+        'return gy * (1 - y)',
+        ['틀린 확인: x.grad (F.tanh의 기울기와 비교)', '최대 절대 차이']),
+    'stage4.2': ('params_before = 10 + 20 + 3',
+        'params_before = 313',
+        ['틀린 확인: params_before (손으로 센 값)', '최대 절대 차이']),
+    'stage4.3': ('last_batch = 1000 - 15 * 64',
+        'last_batch = 64',
+        ['틀린 확인: last_batch (마지막 배치의 크기)', '최대 절대 차이']),
+    'stage4.4': ('x_grad = [1 / 8, 2 / 8, 5 / 8 - 1]',
+        'x_grad = [1 / 8, 2 / 8, 5 / 8]',
+        ['틀린 확인: x_grad (역전파와 비교)', '최대 절대 차이']),
+    'stage5.1': ('return (H + 2 * P - K) // S + 1',
+        'return (H + P - K) // S + 1',
+        ['틀린 확인: conv_outsize(224, 7, 2, 3)', '최대 절대 차이']),
+    'stage5.2': ('n_params = 16 * 3 * 3 * 3 + 16',
+        'n_params = 16 * 3 * 3 * 3',
+        ['틀린 확인: n_params (Conv2d의 매개변수 원소 수)', '최대 절대 차이']),
+    'stage5.3': ('x_grad = [[0, 0, 2, 0],',
+        'x_grad = [[0, 0, 0, 2],',
+        ['틀린 확인: x_grad (F.pooling의 역전파와 비교)', '최대 절대 차이']),
+    'stage5.4': ('grad_c0 = 0.9 ** 10',
+        'grad_c0 = 0.9 ** 9',
+        ['틀린 확인: grad_c0 (역전파한 dc_10/dc_0과 비교)', '최대 절대 차이']),
+    'stage6_beyond.1': ('scale = min(1.0, max_norm / norm) if norm > 0 else 1.0',
+        'scale = max_norm / norm',
+        ['틀린 확인: 경우 3: 자른 기울기 0 (clip_grad_norm과 비교)', '최대 절대 차이']),
+    'stage6_beyond.2': ('[np.cos(x0), 0.0, 1.0],',
+        '[np.sin(x0), 0.0, 1.0],',
+        ['틀린 확인: x = [0.5, -1.0, 2.0]: J의 0번째 열 (jvp와 비교)', '최대 절대 차이']),
+    'stage6_beyond.3': ('grad_alternating = 0.75 ** 5',
+        'grad_alternating = 1.5 ** 10',
+        ['틀린 확인: grad_alternating (역전파한 x.grad의 첫 성분과 비교)', '최대 절대 차이']),
+}
+
+
+def test_every_exercise_has_a_wrong_answer():
+    assert sorted(WRONG) == sorted(IDS)
+
+
+@pytest.mark.parametrize('ident', sorted(WRONG))
+def test_wrong_answer_fails_naming_the_check_and_the_difference(ident, tmp_path):
+    group = ident.split('.')[0]
+    old, new, fragments = WRONG[ident]
+    source = (ANSWERS / f'{group}.py').read_text(encoding='utf-8')
+    assert source.count(old) == 1, f'the answer to {ident} no longer says {old!r}'
+    wrong = tmp_path / f'wrong_{group}.py'
+    wrong.write_text(source.replace(old, new), encoding='utf-8')
+    ok, message = exercises.run(ident, path=wrong)
+    assert not ok, message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_adam_without_bias_correction_reports_the_first_step_difference(tmp_path):
+    """Hand-checked size: at t = 1, m = 0.1 g and sqrt(v) = sqrt(0.001) |g|, so the step
+    without correction is alpha * 0.1 / sqrt(0.001) = 3.162 alpha instead of alpha; with
+    alpha = 0.1 that is 0.2162 more on every coordinate."""
+    old, new, _ = WRONG['stage4.5']
+    wrong = tmp_path / 'adam.py'
+    wrong.write_text((ANSWERS / 'stage4.py').read_text(encoding='utf-8').replace(old, new),
+                     encoding='utf-8')
+    ok, message = exercises.run('stage4.5', path=wrong)
+    assert not ok
+    diff = float(re.search(r'최대 절대 차이: ([0-9.e+-]+)', message).group(1))
+    assert abs(diff - 0.1 * (0.1 / 0.001 ** 0.5 - 1)) < 1e-3, message
+    # docs/tutorial/index.md quotes this very message
+    page = (ROOT / 'docs' / 'tutorial' / 'index.md').read_text(encoding='utf-8')
+    quoted = re.search(r'```text\n(실패: stage4\.5 .*?)```', page, re.S).group(1)
+    assert quoted.rstrip('\n') == message
+
+
+def test_a_missing_name_is_reported(tmp_path):
+    empty = tmp_path / 'empty.py'
+    empty.write_text('', encoding='utf-8')
+    ok, message = exercises.run('stage4.5', path=empty)
+    assert not ok and '`Adam`' in message
+    broken = tmp_path / 'broken.py'
+    broken.write_text('import numpy as np\nx = 1 / 0\n', encoding='utf-8')
+    ok, message = exercises.run('stage4.5', path=broken)
+    assert not ok
+    assert '예외가 난 확인: 답 파일 불러오기 (import)' in message
+    assert '(broken.py 2번째 줄, <module>)' in message and 'ZeroDivisionError' in message
+
+
+def _check(*args, cwd):
+    return subprocess.run([sys.executable, str(CHECK), *map(str, args)], capture_output=True,
+                          text=True, encoding='utf-8', env=python_env(PYTHONIOENCODING='utf-8'),
+                          cwd=cwd, timeout=300)
+
+
+def test_check_py_as_a_learner_runs_it(tmp_path):
+    listed = _check('--list', cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.split('\n')[:-1] == IDS
+
+    stub = _check('stage4.6', '--stub', cwd=tmp_path)
+    assert stub.returncode == 0 and stub.stdout == exercises.get('stage4.6').stub
+    mine = tmp_path / 'my_getitem.py'
+    mine.write_text(stub.stdout, encoding='utf-8')
+    failed = _check('stage4.6', mine, cwd=tmp_path)
+    assert failed.returncode == 1
+    assert 'NotImplementedError' in failed.stdout and 'my_getitem.py' in failed.stdout
+
+    passed = _check('stage4.6', ANSWERS / 'stage4.py', cwd=tmp_path)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert passed.stdout.startswith('통과: stage4.6 ')
+
+    old, new, fragments = WRONG['stage4.6']
+    mine.write_text((ANSWERS / 'stage4.py').read_text(encoding='utf-8').replace(old, new),
+                    encoding='utf-8')
+    wrong = _check('stage4.6', mine, cwd=tmp_path)
+    assert wrong.returncode == 1
+    assert all(f in wrong.stdout for f in fragments), wrong.stdout
+
+    # a step-based exercise: the learner's file imports step09 from steps/
+    passed = _check('stage1.3', ANSWERS / 'stage1.py', cwd=tmp_path)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+    unknown = _check('stage9.9', '--stub', cwd=tmp_path)
+    assert unknown.returncode == 2 and 'stage9.9' in unknown.stderr
+
+
+def test_stage_pages_document_the_checker():
+    pages = ROOT / 'docs' / 'tutorial'
+    assert 'steps/check.py' in (pages / 'index.md').read_text(encoding='utf-8')
+    assert 'check.py' in (ROOT / 'steps' / 'README.md').read_text(encoding='utf-8')
+    text = '\n'.join(p.read_text(encoding='utf-8') for p in pages.glob('*.md'))
+    for ident in IDS:  # every exercise is named on a page, so a learner finds its id
+        assert f'`python steps/check.py {ident} 내_답.py`' in text, ident

@@ -730,3 +730,20 @@ def test_lone_surrogate_in_a_name_is_shown_by_its_code(tmp_path):
     assert 'label="bad\\\\udc80name"' in text
     out = plot_dot_graph(v, to_file=tmp_path / 'g.dot')
     assert 'bad\\\\udc80name' in open(out, encoding='utf-8').read()
+
+
+def test_higher_order_tanh_pictures_label_their_seeds_and_constant():
+    """Every leaf of the tanh derivative graphs is labelled (x and one named seed per
+    backward), and the constant 1 of 1 - y*y is written in its RSubConstant box."""
+    for stem, order in (('tanh_gx2', 2), ('tanh_gx3', 3), ('tanh_follow_grads', 1)):
+        with open(os.path.join(MAKE_GRAPHS.DEFAULT_OUT, f'{stem}.dot'), encoding='utf-8') as f:
+            text = f.read()
+        nodes, edges = nodes_and_edges(text)
+        has_input = {dst for _, dst, _ in edges}
+        leaves = sorted(label_of(a) for i, a in nodes.items()
+                        if i not in has_input and 'shape=box' not in a)
+        assert leaves == sorted(['x'] + [f'seed{k}' for k in range(1, order + 1)]), (stem, leaves)
+        assert any(label_of(a) == 'RSubConstant\\nc=1' for a in nodes.values()), stem
+    gx = MAKE_GRAPHS.tanh_grad(3)
+    t = np.tanh(1.0)
+    np.testing.assert_allclose(gx.data, (1 - t ** 2) * (6 * t ** 2 - 2), rtol=1e-14)

@@ -1,19 +1,21 @@
-"""제3고지(25~36단계) 연습 문제의 정답.
+"""제3고지(25~36단계) 연습 문제의 정답. docs/tutorial/stage3.md에 접혀서 보인다.
 
-각 함수는 인수 없이 불리고, 문제가 요구한 것을 스스로 assert로 확인한다
-(tests/test_exercises.py가 모두 실행한다).
+문제마다 스텁(``python steps/check.py stage3.N --stub``)이 요구하는 이름을 정의한다.
+확인 코드는 steps/exercises/stage3.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
+확인을 지난다(tests/test_exercises.py).
 """
 import numpy as np
 
 import dezero_kr.functions as F
-from dezero_kr import Function, Variable
-from dezero_kr.utils import gradient_check
+from dezero_kr import Function
 
 
+# --- 문제 1 -------------------------------------------------------------------
 class Cos(Function):
-    """y = cos(x).  dy/dx = -sin(x).
+    """y = cos(x). dy/dx = -sin(x).
 
-    backward를 Variable 연산으로 적어 다시 미분할 수 있게 한다.
+    backward를 Variable 연산(F.sin과 곱셈)으로 적어 다시 미분할 수 있게 한다.
+    np.sin으로 적으면 1차 미분은 맞지만 2차 미분의 그래프가 끊긴다.
     """
 
     def forward(self, x):
@@ -28,72 +30,60 @@ def cos(x):
     return Cos()(x)
 
 
-def exercise_1():
-    """Cos를 만들어 gradient_check를 통과시키고, 2차 미분이 -cos(x)인지 본다."""
-    xs = np.linspace(-3.0, 3.0, 13)
-    assert gradient_check(cos, xs)
-
-    x = Variable(np.array(0.7))
-    y = cos(x)
-    y.backward(create_graph=True)
-    gx = x.grad
-    x.cleargrad()
-    gx.backward()
-    np.testing.assert_allclose(gx.data, -np.sin(0.7), rtol=1e-15)
-    np.testing.assert_allclose(x.grad.data, -np.cos(0.7), rtol=1e-15)
-
-
-def exercise_2():
-    """x = 0.5에서 tanh의 3차 미분을 자동 미분으로 구하고 닫힌 식과 비교한다.
-
-    t = tanh(x)이면 t' = 1 - t^2,  t'' = -2t(1 - t^2),
-    t''' = (1 - t^2)(6t^2 - 2).
-    """
-    x = Variable(np.array(0.5))
-    y = F.tanh(x)
-    for _ in range(3):
+# --- 문제 2 -------------------------------------------------------------------
+def nth_derivative(f, x, n):
+    """매번 기울기의 계산도 그래프로 남기고(create_graph=True), 그 기울기를 다시
+    역전파한다. x.cleargrad()를 빼면 새 미분이 이전 미분에 더해진다."""
+    y = f(x)
+    for _ in range(n):
         x.cleargrad()
         y.backward(create_graph=True)
         y = x.grad
-    t = np.tanh(0.5)
-    exact = (1 - t ** 2) * (6 * t ** 2 - 2)
-    np.testing.assert_allclose(y.data, exact, rtol=1e-14)
+    return y
 
 
-def exercise_3():
-    """f(x) = x^3 / 3 - 2x 에 뉴턴 방법을 x = 1에서 세 번.
+def tanh_third(x):
+    """t''' = d/dx[-2t(1 - t^2)] = -2t'(1 - t^2) - 2t(-2t t') = (1 - t^2)(6t^2 -
+    2)."""
+    th = np.tanh(x)
+    return (1 - th ** 2) * (6 * th ** 2 - 2)
 
-    f'(x) = x^2 - 2, f''(x) = 2x 이므로 x <- x - (x^2 - 2) / (2x):
-    바빌로니아 제곱근 법이다. 손으로 풀면 1 -> 3/2 -> 17/12 -> 577/408
-    = 1.41421568... (sqrt(2) = 1.41421356...).
-    """
-    x = Variable(np.array(1.0))
-    found = []
-    for _ in range(3):
+
+# --- 문제 3 -------------------------------------------------------------------
+def newton(f, x0, steps):
+    """f'과 f''을 double backprop으로 구해 x <- x - f'/f''."""
+    from dezero_kr import Variable
+    x, found = Variable(np.array(x0)), []
+    for _ in range(steps):
         x.cleargrad()
-        y = x ** 3 / 3 - 2 * x
-        y.backward(create_graph=True)
+        f(x).backward(create_graph=True)
         gx = x.grad
         x.cleargrad()
         gx.backward()
         x.data = x.data - gx.data / x.grad.data
         found.append(float(x.data))
-    np.testing.assert_allclose(found, [3 / 2, 17 / 12, 577 / 408], rtol=1e-15)
+    return found
 
 
-def exercise_4():
-    """matyas(x, y) = 0.26 (x^2 + y^2) - 0.48 x y 의 헤세 행렬을
-    double backprop으로 구한다.
+# f'(x) = x^2 - 2, f''(x) = 2x이므로 x <- x - (x^2 - 2) / (2x): sqrt(2)를 구하는
+# 바빌로니아 법. 1 -> 3/2 -> 17/12 -> 577/408 = 1.41421568... (sqrt(2) =
+# 1.41421356...)
+by_hand = [3 / 2, 17 / 12, 577 / 408]
 
-    2차식이므로 어느 점에서나 H = [[0.52, -0.48], [-0.48, 0.52]].
-    """
-    x, y = Variable(np.array(1.0)), Variable(np.array(2.0))
-    z = 0.26 * (x ** 2 + y ** 2) - 0.48 * x * y
+
+# --- 문제 4 -------------------------------------------------------------------
+def hessian(f, x, y):
+    """기울기 성분 하나(x.grad 또는 y.grad)를 역전파하면 헤세 행렬의 한 행."""
+    z = f(x, y)
     z.backward(create_graph=True)
     H = []
-    for g in (x.grad, y.grad):  # 기울기 성분 하나를 역전파 = 헤세 행렬 한 행
+    for g in (x.grad, y.grad):
         x.cleargrad()
         y.cleargrad()
         g.backward()
         H.append([float(x.grad.data), float(y.grad.data)])
-    np.testing.assert_allclose(H, [[0.52, -0.48], [-0.48, 0.52]], rtol=1e-15)
+    return H
+
+
+# 2차식이라 2차 미분이 상수다: 어느 점에서 구해도 같다.
+matyas_hessian = [[0.52, -0.48], [-0.48, 0.52]]

@@ -1,90 +1,121 @@
-"""Answers to the stage 4 exercises (steps 42-51), shown hidden on docs/tutorial/stage4.md.
+"""제4고지(42~51단계) 연습 문제의 정답. docs/tutorial/stage4.md에 접혀서 보인다.
 
-Each ``exercise_N()`` takes no argument and asserts its own result; tests/test_exercises.py
-runs them all.
+문제마다 스텁(``python steps/check.py stage4.N --stub``)이 요구하는 이름을 정의한다.
+확인 코드는 steps/exercises/stage4.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
+확인을 지난다(tests/test_exercises.py).
 """
-import math
-
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import DataLoader, Function, Variable
-from dezero_kr.models import MLP
-from dezero_kr.utils import gradient_check
+from dezero_kr import Function
+from dezero_kr.optimizers import Optimizer
 
 
-def exercise_1():
-    """Tanh as a Function: y = tanh(x), dy/dx = 1 - y^2.
+# --- 문제 1 -------------------------------------------------------------------
+class Tanh(Function):
+    """y = tanh(x), dy/dx = 1 - y^2.
 
-    y is the forward output, which backward reuses.
+    미분을 출력 y로 적을 수 있으므로 backward는 입력 대신 순전파의 출력을
+    다시 쓴다. Variable 연산으로 적었으니 2차 미분도 된다.
     """
 
-    class Tanh(Function):
-        def forward(self, x):
-            return np.tanh(x)
+    def forward(self, x):
+        return np.tanh(x)
 
-        def backward(self, gy):
-            y = self.outputs[0]()  # 순전파의 출력을 다시 쓴다
-            return gy * (1 - y * y)
-
-    def tanh(x):
-        return Tanh()(x)
-
-    x = np.linspace(-3, 3, 13)
-    mine, package = Variable(x), Variable(x)
-    y, y_pkg = tanh(mine), F.tanh(package)
-    y.backward()
-    y_pkg.backward()
-    np.testing.assert_allclose(y.data, y_pkg.data, rtol=1e-15)
-    np.testing.assert_allclose(mine.grad.data, package.grad.data, rtol=1e-12)
-    assert mine.grad.data[6] == 1.0  # x = 0: tanh'(0) = 1
-    x_check = np.random.default_rng(0).standard_normal((3, 4))
-    assert gradient_check(tanh, x_check)
+    def backward(self, gy):
+        y = self.outputs[0]()  # 순전파의 출력을 다시 쓴다
+        return gy * (1 - y * y)
 
 
-def exercise_2():
-    """count_params of 2 -> 10 -> 20 -> 3:
-    2*10+10 + 10*20+20 + 20*3+3 = 313 numbers after the first forward;
-    before it only the biases exist (10 + 20 + 3 = 33): W is created lazily.
+def tanh(x):
+    return Tanh()(x)
+
+
+# --- 문제 2 -------------------------------------------------------------------
+def count_params(layer):
+    """data가 있는 매개변수의 원소 수의 합.
+
+    2 -> 10 -> 20 -> 3: 2*10+10 + 10*20+20 + 20*3+3 = 313. 첫 forward 전에는
+    편향만 있다(10 + 20 + 3 = 33): W는 입력 크기를 본 뒤에 만들어진다.
     """
-
-    def count_params(layer):
-        return sum(p.data.size for p in layer.params() if p.data is not None)
-
-    np.random.seed(0)
-    model = MLP((10, 20, 3))
-    assert count_params(model) == 10 + 20 + 3 == 33
-    model(np.zeros((1, 2)))
-    assert count_params(model) == 2 * 10 + 10 + 10 * 20 + 20 + 20 * 3 + 3 == 313
+    return sum(p.data.size for p in layer.params() if p.data is not None)
 
 
-def exercise_3():
-    """1,000 samples in batches of 64: ceil(1000 / 64) = 16 batches.
+params_before = 10 + 20 + 3
+params_after = 2 * 10 + 10 + 10 * 20 + 20 + 20 * 3 + 3
 
-    The last holds 1000 - 15 * 64 = 40 samples; every sample appears
-    exactly once per epoch.
-    """
-    data = [(np.array([i], dtype=np.float32), i) for i in range(1000)]
-    np.random.seed(0)
-    loader = DataLoader(data, batch_size=64)
-    sizes, seen = [], []
-    for x, t in loader:
-        sizes.append(len(t))
-        seen.extend(t.tolist())
-    assert len(sizes) == math.ceil(1000 / 64) == 16
-    assert sizes[:-1] == [64] * 15 and sizes[-1] == 1000 - 15 * 64 == 40
-    assert sorted(seen) == list(range(1000))
+# --- 문제 3 -------------------------------------------------------------------
+# ceil(1000 / 64) = 16개. 마지막 배치는 1000 - 15 * 64 = 40개.
+n_batches = -(-1000 // 64)
+last_batch = 1000 - 15 * 64
+
+# --- 문제 4 -------------------------------------------------------------------
+# p = (1/8, 2/8, 5/8)이므로 L = -ln(5/8) = ln 1.6 = 0.470004,
+# dL/dx = p - onehot(t) = (0.125, 0.25, -0.375).
+loss_value = float(np.log(1.6))
+x_grad = [1 / 8, 2 / 8, 5 / 8 - 1]
 
 
-def exercise_4():
-    """x = (ln 1, ln 2, ln 5), t = 2:  p = (1/8, 2/8, 5/8),
-    L = -ln(5/8) = ln 1.6 = 0.470004,
-    dL/dx = p - onehot(t) = (0.125, 0.25, -0.375).
-    """
-    x = Variable(np.log(np.array([[1.0, 2.0, 5.0]])))
-    loss = F.softmax_cross_entropy(x, np.array([2]))
-    loss.backward()
-    np.testing.assert_allclose(float(loss.data), math.log(1.6), rtol=1e-14)
-    assert round(float(loss.data), 6) == 0.470004
-    np.testing.assert_allclose(x.grad.data, [[0.125, 0.25, -0.375]],
-                               rtol=1e-14, atol=1e-16)
+# --- 문제 5 -------------------------------------------------------------------
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015), DeZero의 식 그대로.
+
+    m과 v는 기울기와 기울기 제곱의 지수 이동 평균이다. 둘 다 0에서 시작하므로
+    처음 몇 단계는 0 쪽으로 치우쳐 있다(t = 1이면 m = (1 - beta1) g = 0.1 g). 그
+    치우침을 나누어 없애는 것이 편향 보정 1 / (1 - beta1^t)와 sqrt(1 -
+    beta2^t)이다. 빼먹으면 첫 단계의 보폭이 alpha가 아니라 alpha * 0.1 /
+    sqrt(0.001) = 3.16 alpha가 된다."""
+
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
+        super().__init__()
+        self.alpha, self.beta1, self.beta2, self.eps = alpha, beta1, beta2, eps
+        self.ms, self.vs = {}, {}
+
+    def update_one(self, param):
+        key = id(param)
+        if key not in self.ms:
+            self.ms[key] = np.zeros_like(param.data)
+            self.vs[key] = np.zeros_like(param.data)
+        m, v, g = self.ms[key], self.vs[key], param.grad.data
+        m += (1 - self.beta1) * (g - m)
+        v += (1 - self.beta2) * (g * g - v)
+        t = self.t  # update()가 센 이번 단계 (1부터)
+        lr = self.alpha * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
+        param.data -= lr * m / (np.sqrt(v) + self.eps)
+
+
+# --- 문제 6 -------------------------------------------------------------------
+class GetItem(Function):
+    """y = x[slices]. 역전파는 GetItemGrad: 0에 gy를 slices 자리에 더한다."""
+
+    def __init__(self, slices):
+        self.slices = slices
+
+    def forward(self, x):
+        return x[self.slices]
+
+    def backward(self, gy):
+        x, = self.inputs
+        return GetItemGrad(self.slices, x.shape)(gy)
+
+
+class GetItemGrad(Function):
+    """gx = zeros(in_shape); gx[slices] += gy, 같은 자리는 모두 더한다.
+
+    ``gx[slices] = gy``로 쓰면 같은 원소를 두 번 꺼냈을 때 마지막 기울기 하나만
+    남는다(덮어쓰기). np.add.at은 자리마다 하나씩 더한다. 이것도 Function이므로
+    다시 미분할 수 있다: 그 역전파는 다시 ggx[slices]다."""
+
+    def __init__(self, slices, in_shape):
+        self.slices, self.in_shape = slices, in_shape
+
+    def forward(self, gy):
+        gx = np.zeros(self.in_shape, dtype=gy.dtype)
+        np.add.at(gx, self.slices, gy)
+        return gx
+
+    def backward(self, ggx):
+        return get_item(ggx, self.slices)
+
+
+def get_item(x, slices):
+    return GetItem(slices)(x)
