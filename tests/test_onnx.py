@@ -388,8 +388,7 @@ def test_digits_cnn(tmp_path):
 def test_vgg16_at_32x32(tmp_path):
     np.random.seed(9)
     model = models.VGG16()
-    check(tmp_path, model, maker((3, 32, 32)), batch=1, other=2, ops={'Conv', 'MaxPool', 'Gemm'},
-          tol=dict(rtol=1e-4, atol=1e-6))
+    check(tmp_path, model, maker((3, 32, 32)), batch=1, other=2, ops={'Conv', 'MaxPool', 'Gemm'})
 
 
 @pytest.mark.slow
@@ -404,8 +403,7 @@ def test_resnet50_at_32x32(tmp_path):
         elif path.endswith(('avg_mean', 'beta')):
             p.data[...] = randn(*p.shape, seed=p.size) * 0.1
     proto = check(tmp_path, model, maker((3, 32, 32)), batch=1, other=2,
-                  ops={'Conv', 'BatchNormalization', 'MaxPool', 'ReduceSum'},
-                  tol=dict(rtol=1e-4, atol=1e-5))
+                  ops={'Conv', 'BatchNormalization', 'MaxPool', 'ReduceSum'})
     assert 'res2/a/bn1/avg_mean' in {i.name for i in proto.graph.initializer}
 
 
