@@ -35,10 +35,10 @@ from dezero_kr import operators as _ops
 from dezero_kr import transformer as _tf
 from dezero_kr.core import Parameter, Variable, using_config
 from dezero_kr.fileio import atomic_write
-from dezero_kr.graph import _walk
+from dezero_kr.graph import _CONST_STYLE, _FUNC_STYLE, _VAR_STYLE, _escape, _walk
 from dezero_kr.layers import Layer
 
-__all__ = ['export', 'register', 'mapping_table', 'ExportError', 'MIN_OPSET', 'MAX_OPSET',
+__all__ = ['export', 'register', 'mapping_table', 'to_dot', 'ExportError', 'MIN_OPSET', 'MAX_OPSET',
            'DEFAULT_OPSET', 'INSTALL_HINT']
 
 MIN_OPSET = 17      # LayerNormalization is new in opset 17
@@ -89,7 +89,7 @@ def mapping_table():
     """The Function -> ONNX mapping as Markdown table rows (``| `Add` | Add |``), sorted by
     class name: the table of docs/onnx.md is this text (a test checks it)."""
     rows = ['| dezero_kr Function | ONNX |', '|---|---|']
-    for cls in sorted(_CONVERTERS, key=lambda c: c.__name__):
+    for cls in sorted(_CONVERTERS, key=lambda c: c.__name__.lower()):
         rows.append(f'| `{cls.__name__}` | {_CONVERTERS[cls][0]} |')
     return '\n'.join(rows) + '\n'
 
@@ -973,3 +973,60 @@ def _token_position(b, f, ins, outs):
     tok = b.one('Gather', [ins[0], b.indices(f.ids)], axis=0)
     pos = b.one('Slice', [ins[1], b.ints([0], 'starts'), b.ints([T], 'ends'), b.ints([0], 'axes')])
     b.one('Add', [tok, pos], outs[0])
+
+
+# =============================================================================
+# Drawing an exported model
+# =============================================================================
+_DTYPE_NAMES = {1: 'float32', 2: 'uint8', 3: 'int8', 6: 'int32', 7: 'int64', 9: 'bool', 10: 'float16',
+                11: 'float64'}
+
+
+def to_dot(model_proto):
+    """DOT text of an ONNX model (an ``onnx.ModelProto``) in the look of ``get_dot_graph``.
+
+    Every ONNX node is a light-blue box labelled with its op type; every value
+    an ellipse labelled ``name: shape dtype`` (orange; initializers grey).
+    Shapes of intermediate values show where the model carries them
+    (``onnx.shape_inference.infer_shapes`` adds them).  Node ids follow the
+    graph's node order, so one model always gives the same text; draw it with
+    ``dezero_kr.graph.render_dot``.
+    """
+    g = model_proto.graph
+    labels = {vi.name: _type_text(vi.type.tensor_type) for vi in
+              list(g.input) + list(g.output) + list(g.value_info)}
+    constants = {t.name for t in g.initializer}
+    for t in g.initializer:
+        labels[t.name] = f'{tuple(t.dims)} {_DTYPE_NAMES.get(t.data_type, t.data_type)}'
+    lines, ids = ['digraph g {'], {}
+
+    def value(name):
+        if name not in ids:
+            ids[name] = len(ids) + 1
+            text = _escape(f'{name}: {labels[name]}' if name in labels else name)
+            style = _CONST_STYLE if name in constants else _VAR_STYLE
+            lines.append(f'{ids[name]} [label="{text}", {style}]')
+        return ids[name]
+
+    for vi in g.input:
+        value(vi.name)
+    for node in g.node:
+        nid = len(ids) + 1
+        ids[(node.name, nid)] = nid
+        lines.append(f'{nid} [label="{_escape(node.op_type)}", {_FUNC_STYLE}]')
+        lines.extend(f'{value(i)} -> {nid}' for i in node.input if i)
+        lines.extend(f'{nid} -> {value(o)}' for o in node.output)
+    lines += ['}', '']
+    return '\n'.join(lines)
+
+
+def _type_text(tensor_type):
+    dims = tuple(d.dim_value if d.HasField('dim_value') else _dim_param(d.dim_param)
+                 for d in tensor_type.shape.dim)
+    dims_text = '(' + ', '.join(str(d) for d in dims) + (',)' if len(dims) == 1 else ')')
+    return f'{dims_text} {_DTYPE_NAMES.get(tensor_type.elem_type, tensor_type.elem_type)}'
+
+
+def _dim_param(name):
+    # shape inference names the sizes it cannot know unk__0, unk__1, ...: shown as '?'
+    return '?' if not name or name.startswith('unk__') else name

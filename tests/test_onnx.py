@@ -28,6 +28,9 @@ from _subproc import ROOT, python_env
 TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
 
 
+EXERCISED = set()  # the Function classes the tests of this file exported (checked at the end)
+
+
 def reference(model, inputs):
     """dezero_kr's outputs (a list of arrays) under test_mode."""
     with dezero_kr.test_mode(), no_grad():
@@ -46,6 +49,7 @@ def check(tmp_path, model, make, batch=2, other=5, dtype=np.float32, ops=None, o
     and ``make(other)``; return the ModelProto.  ``ops``: ONNX op types the file must hold."""
     path = tmp_path / 'model.onnx'
     proto = dx.export(model, make(batch), path, opset=opset, **kw)
+    EXERCISED.update(type(f) for f in dx._trace(model, make(batch)).funcs)
     onnx.checker.check_model(onnx.load(str(path)), full_check=True)
     tol = tol or TOL[dtype]
     sizes = (batch, other) if kw.get('dynamic_batch', True) else (batch,)
@@ -256,16 +260,23 @@ def test_max_and_average_pooling(tmp_path, kernel, stride, pad):
     check(tmp_path, f, maker((3, 6, 6)), ops={'MaxPool', 'AveragePool'})
 
 
+@pytest.mark.parametrize('dtype', [np.float32, np.float64])
 @pytest.mark.parametrize('shape', [(3,), (3, 4, 4)])
-def test_batch_norm_in_test_mode(tmp_path, shape):
+def test_batch_norm_in_test_mode(tmp_path, shape, dtype):
     bn = L.BatchNorm()
     with dezero_kr.test_mode():
-        bn(Variable(randn(2, *shape)))  # sizes the parameters
+        bn(Variable(randn(2, *shape, dtype=dtype)))  # sizes the parameters
     for p, seed in ((bn.gamma, 1), (bn.beta, 2), (bn.avg_mean, 3)):
-        p.data[...] = randn(shape[0], seed=seed)
-    bn.avg_var.data[...] = np.abs(randn(shape[0], seed=4)) + 0.1
-    proto = check(tmp_path, bn, maker(shape), ops={'BatchNormalization'})
+        p.data[...] = randn(shape[0], seed=seed, dtype=dtype)
+    bn.avg_var.data[...] = np.abs(randn(shape[0], seed=4, dtype=dtype)) + 0.1
+    proto = check(tmp_path, bn, maker(shape, dtype=dtype), dtype=dtype, ops={'BatchNormalization'})
     assert {'gamma', 'beta', 'avg_mean', 'avg_var'} <= {i.name for i in proto.graph.initializer}
+
+
+def test_max_pooling_in_float64(tmp_path):
+    # ONNX Runtime's CPU has double MaxPool (not Conv, ConvTranspose, AveragePool: docs/onnx.md)
+    check(tmp_path, lambda x: F.pooling(x - 2, 3, 2, 1), maker((2, 6, 6), dtype=np.float64),
+          dtype=np.float64, ops={'MaxPool', 'Pad'})
 
 
 def test_dropout_in_test_mode_is_the_identity(tmp_path):
@@ -558,3 +569,26 @@ def test_without_onnx_export_names_the_extra():
     assert proc.returncode == 0, proc.stderr
     assert 'pip install "dezero_kr[onnx]"' in proc.stdout
     assert not (ROOT / 'never.onnx').exists()
+
+
+# =============================================================================
+# The docs
+# =============================================================================
+def test_the_docs_mapping_table_is_the_registry():
+    text = (ROOT / 'docs' / 'onnx.md').read_text(encoding='utf-8')
+    start = text.index('<!-- mapping-table: dezero_kr.onnx.mapping_table() -->\n')
+    body = text[text.index('\n', start) + 1:text.index('<!-- end mapping-table -->')]
+    assert body == dx.mapping_table()
+
+
+def test_the_committed_graph_picture_is_current():
+    proc = subprocess.run([sys.executable, str(ROOT / 'docs' / 'make_onnx_graph.py'), '--check'],
+                          capture_output=True, text=True, env=python_env(), timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_zz_every_mapped_function_was_exported_and_run_by_a_test_above():
+    """Runs last (file order): each Function class of the mapping went through ``check``."""
+    missing = sorted(c.__name__ for c in dx._CONVERTERS if c not in EXERCISED)
+    assert EXERCISED, 'run the whole of tests/test_onnx.py: this test reads what the others exported'
+    assert missing == []
