@@ -646,14 +646,14 @@ def _matmul(b, f, ins, outs):
     b.one('MatMul', [b.cast(n, x.dtype, dtype) for n, x in zip(ins, f.inputs)], outs[0])
 
 
-@register(_fmath.Linear, 'Gemm (2-D x), MatMul + Add')
+@register(_fmath.Linear, 'Gemm (x of more axes: Reshape to 2-D first and back, as dezero_kr does)')
 def _linear(b, f, ins, outs):
-    if f.inputs[0].ndim == 2:
+    x = f.inputs[0]
+    if x.ndim == 2:
         b.one('Gemm', ins, outs[0])
-    elif len(ins) == 2:
-        b.one('MatMul', ins, outs[0])
-    else:
-        b.one('Add', [b.one('MatMul', ins[:2]), ins[2]], outs[0])
+        return
+    flat = b.one('Reshape', [ins[0], b.ints([-1, x.shape[-1]], 'shape')])  # (..., I) -> (rows, I)
+    b.reshape(b.one('Gemm', [flat] + ins[1:]), b.out_dims(), outs[0])
 
 
 @register(_fmath.Clip, 'Clip')
