@@ -600,6 +600,7 @@ def test_bench_onnx_runs():
                            '--batches', '3'], capture_output=True, text=True, env=python_env(),
                           cwd=str(ROOT), timeout=300)
     assert proc.returncode == 0, proc.stderr
-    rows = [line.split('|') for line in proc.stdout.splitlines() if line.startswith('| ') and 'x |' in line]
+    rows = [line.split('|') for line in proc.stdout.splitlines() if line.endswith('|')]
+    rows = [r for r in rows if r[5].strip().endswith('x') and r[5].strip()[:-1].replace('.', '').isdigit()]
     assert [r[1].strip() for r in rows] == ['Digits CNN', 'GPT (train.py)']
     assert all(float(r[6]) < 1e-5 for r in rows)
