@@ -268,7 +268,8 @@ class _Builder:
         self.index_inputs = {}   # id(array of an input) -> its ONNX name (token ids, ...)
         self._consts = {}        # id(array) -> (array, name): one initializer per array
         self._batch = None
-        self.f = self.f2 = None
+        self.f = self.f2 = None  # the Function being converted, and its twin
+        self.f_tag = 'export'
 
     # --- names ---------------------------------------------------------------
     def fresh(self, hint):
@@ -284,7 +285,7 @@ class _Builder:
         """Append an ONNX node ``op``; returns its output names (``outputs``, or one fresh name)."""
         if outputs is None:
             outputs = [self.fresh(f'{self._tag}/{op}')]
-        name = self.fresh(f'{self._tag}/{op}') if self.f is not None else self.fresh(op)
+        name = self.fresh(f'{self._tag}/{op}')
         self.nodes.append(self.helper.make_node(op, list(inputs), list(outputs), name=name, **attrs))
         return list(outputs)
 
@@ -294,6 +295,7 @@ class _Builder:
 
     @property
     def _tag(self):
+        """The current Function's tag (``Linear_3``), the prefix of its nodes' names."""
         return self.f_tag if self.f is not None else 'export'
 
     # --- constants -------------------------------------------------------------
@@ -306,7 +308,7 @@ class _Builder:
         known = self._consts.get(id(arr))
         if known is not None and known[0] is arr:
             return known[1]
-        name = self.fresh(self.param_paths.get(id(value), hint))
+        name = self.fresh(self.param_paths.get(id(value), hint))  # a BatchNorm statistic
         self.inits.append(self.onnx.numpy_helper.from_array(_contiguous(arr), name))
         self._consts[id(arr)] = (arr, name)
         return name
@@ -328,19 +330,13 @@ class _Builder:
         return self.one('Cast', [name], to=_tensor_type(self.helper, to_dtype))
 
     def value(self, v):
-        """The ONNX name of Variable ``v``: computed already, or a leaf made an initializer."""
+        """The ONNX name of Variable ``v``: computed already, or a leaf made an initializer
+        (a parameter under its path, any other constant under its name or ``const``)."""
         name = self.values.get(v)
         if name is None:
-            hint = v.name if v.name else 'const'
             path = self.param_paths.get(id(v))
-            name = self.const(v.data, hint=path or hint) if path is None else self._param(v, path)
+            name = self.const(v.data, hint=path or v.name or 'const')
             self.values[v] = name
-        return name
-
-    def _param(self, v, path):
-        name = self.fresh(path)
-        self.inits.append(self.onnx.numpy_helper.from_array(_contiguous(v.data), name))
-        self._consts[id(v.data)] = (v.data, name)
         return name
 
     # --- shapes ----------------------------------------------------------------
@@ -883,7 +879,7 @@ def _normalize_formula(b, f, ins, outs):
             y = b.one(op, [y, ins[i]], outs[0] if last == i else None)
 
 
-@register(_nn.BatchNorm, 'BatchNormalization (test mode)')
+@register(_nn.BatchNorm, 'BatchNormalization (test mode; float64: the formula)')
 def _batch_norm(b, f, ins, outs):
     if f.train:
         raise b.error('was recorded in training mode (it normalises with the batch statistics)',
@@ -892,7 +888,16 @@ def _batch_norm(b, f, ins, outs):
     dtype = f.inputs[0].dtype
     mean = b.const(f.mean, dtype, 'mean')
     var = b.const(f.var, dtype, 'var')
-    b.one('BatchNormalization', ins + [mean, var], outs[0], epsilon=float(f.eps))
+    if dtype == np.float32:
+        b.one('BatchNormalization', ins + [mean, var], outs[0], epsilon=float(f.eps))
+        return
+    # epsilon is a float32 attribute: float64 data gets dezero_kr's formula, in its order,
+    # y = (x - mean) * (1 / sqrt(var + eps)) * gamma + beta, the statistics shaped (1, C, 1, 1)
+    pshape = b.ints(f.pshape, 'pshape')
+    mean, var, gamma, beta = (b.one('Reshape', [n, pshape]) for n in (mean, var, ins[1], ins[2]))
+    var = b.one('Add', [var, b.const(np.asarray(f.eps, dtype), hint='eps')])
+    xhat = b.one('Mul', [b.one('Sub', [ins[0], mean]), b.one('Reciprocal', [b.one('Sqrt', [var])])])
+    b.one('Add', [b.one('Mul', [xhat, gamma]), beta], outs[0])
 
 
 # =============================================================================
