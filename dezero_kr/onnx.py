@@ -74,7 +74,8 @@ def register(function_class, onnx_ops):
     """Decorator: ``converter(b, f, ins, outs)`` writes Function class ``function_class`` as ONNX.
 
     ``onnx_ops`` is the text of the mapping table (``'Gemm'``, ``'MatMul + Add'``).
-    The converter gets the builder ``b`` (``b.node(op, inputs, outputs, **attrs)``,
+    The converter gets the builder ``b`` (``b.one(op, inputs, output, **attrs)`` for a node of one
+    output, ``b.node(op, inputs, outputs, **attrs)``,
     ``b.const(array)``, ``b.out_dims(i)``, ...), the recorded Function ``f``, the
     ONNX names of its inputs ``ins`` and the names its outputs must get ``outs``.
     Registering a class again replaces its converter.

@@ -264,13 +264,19 @@ def test_example_plots_are_valid_png(small_runs, name):
         assert f'[그림 저장 / plot saved] {os.path.join("plots", picture)}\n' in proc.stdout
 
 
-def test_example_without_matplotlib_still_finishes(tmp_path):
+def _env_without(tmp_path, package):
+    """``_env(tmp_path)`` where ``import package`` raises ImportError (a stub first on the path)."""
     hidden = tmp_path / 'hide'
-    (hidden / 'matplotlib').mkdir(parents=True)
-    (hidden / 'matplotlib' / '__init__.py').write_text(
-        "raise ImportError('matplotlib hidden by test_examples')\n")
+    (hidden / package).mkdir(parents=True)
+    (hidden / package / '__init__.py').write_text(
+        f"raise ImportError('{package} hidden by test_examples')\n")
     env = _env(tmp_path)
     env['PYTHONPATH'] = os.pathsep.join([str(hidden), env['PYTHONPATH']])
+    return env
+
+
+def test_example_without_matplotlib_still_finishes(tmp_path):
+    env = _env_without(tmp_path, 'matplotlib')
     proc, _ = run('spiral_mlp.py', '--epochs', '2', '--plot', 'plots', cwd=tmp_path, env=env)
     assert 'test_accuracy' in results(proc)
     assert 'pip install matplotlib' in proc.stderr
@@ -338,12 +344,7 @@ def test_export_onnx_gives_the_same_accuracy_in_onnx_runtime(tmp_path):
 
 
 def test_export_onnx_without_onnx_runtime_still_writes_the_file(tmp_path):
-    hidden = tmp_path / 'hide'
-    (hidden / 'onnxruntime').mkdir(parents=True)
-    (hidden / 'onnxruntime' / '__init__.py').write_text(
-        "raise ImportError('onnxruntime hidden by test_examples')\n")
-    env = _env(tmp_path)
-    env['PYTHONPATH'] = os.pathsep.join([str(hidden), env['PYTHONPATH']])
+    env = _env_without(tmp_path, 'onnxruntime')
     proc, _ = run('export_onnx.py', '--epochs', '1', '--no-progress', '--out', 'm.onnx', cwd=tmp_path,
                   env=env)
     found = results(proc)
