@@ -315,7 +315,7 @@ class _Builder:
         return name
 
     def ints(self, values, hint='const'):
-        """A 1-D int64 initializer (shapes, axes, pads)."""
+        """An int64 initializer: 1-D for a list (shapes, axes, pads), 0-d for a number."""
         return self.const(np.asarray(values, dtype=np.int64), hint=hint)
 
     def indices(self, array):
@@ -428,7 +428,7 @@ class _Builder:
     # --- the graph -------------------------------------------------------------
     def build(self, input_names, output_names):
         """Convert every walked Function; the ``onnx.GraphProto``."""
-        self._name_inputs(input_names)
+        self._name_inputs(input_names, output_names)
         out_of = {}
         for y, name in zip(self.trace.outputs, output_names):
             out_of.setdefault(y, name)
@@ -441,7 +441,8 @@ class _Builder:
             self.nodes, 'dezero_kr', self._value_infos(self.trace.inputs, input_names, True),
             self._value_infos(self.trace.outputs, output_names, False), self.inits)
 
-    def _name_inputs(self, input_names):
+    def _name_inputs(self, input_names, output_names):
+        self.names.update(output_names)  # reserved: no initializer or node may take them
         for x, name in zip(self.trace.inputs, input_names):
             self.names.add(name)
             self.values[x] = name

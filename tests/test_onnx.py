@@ -419,8 +419,9 @@ def test_resnet50_at_32x32(tmp_path):
     assert 'res2/a/bn1/avg_mean' in {i.name for i in proto.graph.initializer}
 
 
-@pytest.mark.parametrize('options', [{}, dict(MICROGPT, tie_weights=True)])
-def test_gpt(tmp_path, options):
+@pytest.mark.parametrize('options, opset', [({}, dx.DEFAULT_OPSET), ({}, dx.MAX_OPSET),
+                                            (dict(MICROGPT, tie_weights=True), dx.DEFAULT_OPSET)])
+def test_gpt(tmp_path, options, opset):
     np.random.seed(11)
     model = GPT(13, 8, 16, 2, 2, **options)
     for path, p in model.named_params():
@@ -428,7 +429,7 @@ def test_gpt(tmp_path, options):
             p.data[...] = randn(*p.shape, seed=p.size) * 0.1 + (1 if path.endswith('gamma') else 0)
         else:
             p.data *= 20  # GPT-2's std 0.02 gives near-constant logits: make them differ
-    proto = check(tmp_path, model, ids_maker(13, 6), ops={'Gather', 'Softmax', 'MatMul'})
+    proto = check(tmp_path, model, ids_maker(13, 6), ops={'Gather', 'Softmax', 'MatMul'}, opset=opset)
     names = {i.name for i in proto.graph.initializer}
     assert {'wte/W', 'wpe/W', 'h0/attn/c_attn/W', 'h1/mlp/c_proj/W'} <= names
 
@@ -436,6 +437,14 @@ def test_gpt(tmp_path, options):
 # =============================================================================
 # Options
 # =============================================================================
+def test_an_output_name_is_never_taken_by_a_weight(tmp_path):
+    np.random.seed(12)
+    model = models.MLP((4, 3))
+    proto = check(tmp_path, model, maker((5,)), output_names=['l0/W'])
+    assert [o.name for o in proto.graph.output] == ['l0/W']
+    assert 'l0/W_1' in {i.name for i in proto.graph.initializer}
+
+
 def test_names_and_several_inputs_and_outputs(tmp_path):
     def f(x, y):
         return F.tanh(x) + y, x * 2, x
