@@ -347,11 +347,6 @@ class _Builder:
         y2 = self.f2.outputs[i]() if self.f2 is not None else None
         return self._shape_dims(y, y2)
 
-    def in_dims(self, i=0):
-        """Input ``i`` of the current Function's shape, batch multiples as ``_BatchDim``."""
-        x2 = self.f2.inputs[i] if self.f2 is not None else None
-        return self._shape_dims(self.f.inputs[i], x2)
-
     def _shape_dims(self, v, v2):
         if v2 is None:
             return list(v.shape)
