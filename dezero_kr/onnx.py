@@ -451,7 +451,7 @@ class _Builder:
                              'export the part of the model before it (return the scores, not the '
                              'loss), write that step with mapped operations (docs/onnx.md lists '
                              'them), or add a converter with dezero_kr.onnx.register')
-        ins = [self.value(x) for x in f.inputs]
+        ins = self._inputs(f)
         outs = []
         for ref in f.outputs:
             y = ref()
@@ -464,6 +464,20 @@ class _Builder:
                 self.values[y] = name
         entry[1](self, f, ins, outs)
         self.f = self.f2 = None
+
+    def _inputs(self, f):
+        """The ONNX names of ``f``'s inputs, each floating input cast to the output's dtype where
+        it differs: NumPy computed in the promoted dtype (float32 x @ float64 W is float64),
+        and an ONNX op takes one dtype."""
+        y = next((r() for r in f.outputs if r() is not None), None)
+        dtype = y.dtype if y is not None else None
+        ins = []
+        for x in f.inputs:
+            name = self.value(x)
+            if dtype is not None and dtype.kind == 'f' and x.dtype.kind == 'f':
+                name = self.cast(name, x.dtype, dtype)
+            ins.append(name)
+        return ins
 
     def _finish_outputs(self, output_names, out_of):
         """Outputs no Function produced under their name (an input returned as it is, or one
@@ -606,9 +620,7 @@ for _cls, _op in ((_ops.Neg, 'Neg'), (_ops.Log, 'Log'), (_fmath.Exp, 'Exp'), (_f
 
 def _binary(op):
     def convert(b, f, ins, outs):
-        dtype = _out_dtype(f)
-        a, c = (b.cast(n, x.dtype, dtype) for n, x in zip(ins, f.inputs))
-        b.one(op, [a, c], outs[0])
+        b.one(op, ins, outs[0])
     return convert
 
 
@@ -621,8 +633,7 @@ def _with_constant(op, constant_first):
     def convert(b, f, ins, outs):
         dtype = _out_dtype(f)
         c = b.const(b.same_const('c'), dtype, 'c')
-        x = b.cast(ins[0], f.inputs[0].dtype, dtype)
-        b.one(op, [c, x] if constant_first else [x, c], outs[0])
+        b.one(op, [c, ins[0]] if constant_first else [ins[0], c], outs[0])
     return convert
 
 
@@ -635,8 +646,7 @@ for _cls, _op, _first in ((_ops.AddConstant, 'Add', False), (_ops.SubConstant, '
 
 @register(_ops.MatMul, 'MatMul')
 def _matmul(b, f, ins, outs):
-    dtype = _out_dtype(f)
-    b.one('MatMul', [b.cast(n, x.dtype, dtype) for n, x in zip(ins, f.inputs)], outs[0])
+    b.one('MatMul', ins, outs[0])
 
 
 @register(_fmath.Linear, 'Gemm (x of more axes: Reshape to 2-D first and back, as dezero_kr does)')
@@ -651,7 +661,7 @@ def _linear(b, f, ins, outs):
 
 @register(_fmath.Clip, 'Clip')
 def _clip(b, f, ins, outs):
-    dtype = f.inputs[0].dtype
+    dtype = _out_dtype(f)
     bounds = []
     for name in ('x_min', 'x_max'):
         c = getattr(f, name)
@@ -664,21 +674,20 @@ def _clip(b, f, ins, outs):
 
 @register(_fmath.Where, 'Where (condition constant)')
 def _where_op(b, f, ins, outs):
-    dtype = _out_dtype(f)
     cond = b.const(np.asarray(b.same_const('condition'), dtype=bool), hint='condition')
-    b.one('Where', [cond] + [b.cast(n, x.dtype, dtype) for n, x in zip(ins, f.inputs)], outs[0])
+    b.one('Where', [cond] + ins, outs[0])
 
 
 @register(_nn.MaskedFill, 'Where (mask constant)')
 def _masked_fill(b, f, ins, outs):
-    dtype = f.inputs[0].dtype
+    dtype = _out_dtype(f)
     mask = b.const(np.asarray(b.same_const('mask'), dtype=bool), hint='mask')
     b.one('Where', [mask, b.const(np.asarray(f.value, dtype=dtype), hint='fill'), ins[0]], outs[0])
 
 
 @register(_nn.LeakyReLU, 'LeakyRelu (float64: Where, Greater, Mul)')
 def _leaky_relu(b, f, ins, outs):
-    dtype = f.inputs[0].dtype
+    dtype = _out_dtype(f)
     if dtype == np.float32:
         b.one('LeakyRelu', ins, outs[0], alpha=float(f.slope))
         return
@@ -692,7 +701,7 @@ def _leaky_relu(b, f, ins, outs):
 def _gelu(b, f, ins, outs):
     # The order of dezero_kr's forward, so the rounding is the same:
     # u = ((x * x * a + 1) * x) * c;  y = (tanh(u) + 1) * x * 0.5
-    dtype = f.inputs[0].dtype
+    dtype = _out_dtype(f)
     x = ins[0]
     u = b.one('Mul', [b.one('Mul', [x, x]), b.const(np.asarray(_nn._GELU_A, dtype), hint='gelu_a')])
     u = b.one('Add', [u, b.const(np.asarray(1, dtype), hint='one')])
@@ -771,8 +780,7 @@ def _broadcast_to(b, f, ins, outs):
 
 @register(_fmath.Concat, 'Concat')
 def _concat(b, f, ins, outs):
-    dtype = _out_dtype(f)
-    b.one('Concat', [b.cast(n, x.dtype, dtype) for n, x in zip(ins, f.inputs)], outs[0],
+    b.one('Concat', ins, outs[0],
           axis=int(f.axis))
 
 
@@ -850,10 +858,11 @@ def _slice_bounds(s):
 @register(_nn.LayerNorm, 'LayerNormalization (float64: the formula, as RMSNorm)')
 def _layer_norm(b, f, ins, outs):
     x = f.inputs[0]
-    if x.dtype != np.float32:  # epsilon is a float32 attribute, and ORT's float64 kernel differs
+    dtype = _out_dtype(f)
+    if dtype != np.float32:  # epsilon is a float32 attribute, and ORT's float64 kernel differs
         _normalize_formula(b, f, ins, outs)
         return
-    scale = ins[1] if len(ins) > 1 else b.const(np.ones(x.shape[-1], x.dtype), hint='ones')
+    scale = ins[1] if len(ins) > 1 else b.const(np.ones(x.shape[-1], dtype), hint='ones')
     b.one('LayerNormalization', [ins[0], scale] + ins[2:3], outs[0], axis=-1, epsilon=float(f.eps))
 
 
@@ -861,7 +870,7 @@ def _layer_norm(b, f, ins, outs):
 def _normalize_formula(b, f, ins, outs):
     """dezero_kr's order: xc = x - sum(x) / n (LayerNorm only); r = 1 / sqrt(sum(xc * xc) * (1/n)
     + eps); y = xc * r (* gamma) (+ beta), the sums over the last axis."""
-    x, dtype = f.inputs[0], f.inputs[0].dtype
+    x, dtype = f.inputs[0], _out_dtype(f)
     axes, inv_n = [x.ndim - 1], b.const(np.asarray(1 / x.shape[-1], dtype), hint='inv_n')
     xc = ins[0]
     if f.center:
@@ -882,7 +891,7 @@ def _batch_norm(b, f, ins, outs):
         raise b.error('was recorded in training mode (it normalises with the batch statistics)',
                       'export runs the model under test_mode(); call F.batch_norm without '
                       'forcing training')
-    dtype = f.inputs[0].dtype
+    dtype = _out_dtype(f)
     mean = b.const(f.mean, dtype, 'mean')
     var = b.const(f.var, dtype, 'var')
     if dtype == np.float32:
@@ -956,7 +965,7 @@ def _multi_head_attention(b, f, ins, outs):
     heads = b.one('Reshape', [ins[0], b.ints([0, 0, 3, H, D], 'shape')])  # 0: keep B (and T)
     heads = b.one('Transpose', [heads], perm=[2, 0, 3, 1, 4])              # (3, B, H, T, D)
     q, k, v = (b.one('Gather', [heads, b.ints(i, 'index')], axis=0) for i in (0, 1, 2))
-    y = _attention(b, q, k, v, b.same_const('hidden'), f.scale, f.inputs[0].dtype)
+    y = _attention(b, q, k, v, b.same_const('hidden'), f.scale, _out_dtype(f))
     y = b.one('Transpose', [y], perm=[0, 2, 1, 3])
     b.one('Reshape', [y, b.ints([0, 0, C3 // 3], 'shape')], outs[0])
 
@@ -966,7 +975,7 @@ def _sdpa(b, f, ins, outs):
     if f.inputs[0].ndim != 4 or f.inputs[1].ndim != 4:
         raise b.error(f'has q {f.inputs[0].shape}, k {f.inputs[1].shape}; the export takes 4-D '
                       f'(B, H, T, D)', 'reshape q, k, v to (B, H, T, D) first')
-    _attention(b, ins[0], ins[1], ins[2], b.same_const('hidden'), f.scale, f.inputs[0].dtype, outs[0])
+    _attention(b, ins[0], ins[1], ins[2], b.same_const('hidden'), f.scale, _out_dtype(f), outs[0])
 
 
 @register(_tf.TokenPositionEmbedding, 'Gather + Slice + Add')

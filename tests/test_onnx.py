@@ -115,6 +115,24 @@ def test_mixed_dtypes_are_cast_as_numpy_promotes(tmp_path):
     assert proto.graph.output[0].type.tensor_type.elem_type == onnx.TensorProto.DOUBLE
 
 
+def test_layers_on_inputs_of_another_dtype_compute_as_numpy_promotes(tmp_path):
+    np.random.seed(13)
+    lin = L.Linear(4, in_size=3)               # float32 weights
+    ln = L.LayerNorm(4, dtype=np.float64)      # float64 gain and bias
+    ln.beta.data[...] = randn(4, dtype=np.float64, seed=1)
+
+    def f(x32, x64):
+        return lin(x64) + ln(lin(x32)), F.concat([x32, x64], axis=1)
+
+    def make(n):
+        return [randn(n, 3), randn(n, 3, dtype=np.float64)]
+
+    # ln normalises float32 h in float32, then multiplies by float64 gamma; the file does it all
+    # in float64 after a Cast: equal to float32 precision
+    proto = check(tmp_path, f, make, dtype=np.float64, tol=TOL[np.float32], ops={'Cast', 'Gemm'})
+    assert [o.type.tensor_type.elem_type for o in proto.graph.output] == [onnx.TensorProto.DOUBLE] * 2
+
+
 @pytest.mark.parametrize('dtype', [np.float32, np.float64])
 def test_matmul_batched_and_2d(tmp_path, dtype):
     W = Variable(randn(4, 6, dtype=dtype, seed=4))
