@@ -58,7 +58,7 @@ from dezero_kr import cuda
 from dezero_kr.core import Function, Variable, array_types
 from dezero_kr.fileio import atomic_write
 
-__all__ = ['get_dot_graph', 'plot_dot_graph', 'find_renderer', 'find_graphviz_pure',
+__all__ = ['get_dot_graph', 'plot_dot_graph', 'render_dot', 'find_renderer', 'find_graphviz_pure',
            'RenderedGraph', 'GraphRenderError', 'RendererNotFoundError', 'RENDERER_ENV']
 
 RENDERER_ENV = 'DEZERO_KR_DOT'
@@ -590,7 +590,19 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png', *, renderer=None, 
     command or path (default: ``find_renderer()``).  ``timeout``: seconds
     before the renderer is stopped.  Other keywords go to ``get_dot_graph``.
     """
-    text = get_dot_graph(output, verbose, **options)
+    return _render(get_dot_graph(output, verbose, **options), to_file, renderer, timeout, keep_dot)
+
+
+def render_dot(text, to_file, *, renderer=None, timeout=60.0, keep_dot=True):
+    """Draw DOT ``text`` into ``to_file`` as ``plot_dot_graph`` does (same formats, renderer,
+    ``.dot`` file kept next to the picture, atomic write, errors); its path (a ``RenderedGraph``).
+
+    For DOT text made elsewhere, e.g. ``dezero_kr.onnx.to_dot`` of an exported ONNX model.
+    """
+    return _render(text, to_file, renderer, timeout, keep_dot)
+
+
+def _render(text, to_file, renderer, timeout, keep_dot):
     path, stem, fmt = _target(to_file)
     if fmt in _TEXT_FORMATS:
         _write_text(path, text)
@@ -642,7 +654,7 @@ def _renderer_for(renderer, fmt, path, text, kept):
             warnings.warn('plot_dot_graph: graphviz-pure has no fonts for non-ASCII text (Korean): '
                           f'those letters show as boxes in {path}. Use .svg, or install Graphviz '
                           'and a Korean font (`apt-get install graphviz fonts-nanum`).',
-                          stacklevel=3)  # the caller of plot_dot_graph
+                          stacklevel=4)  # the caller of plot_dot_graph / render_dot
     return exe
 
 

@@ -26,6 +26,7 @@ INNER_IMPORTS_ALLOWED = {
     ('download.py', '_download_once'): 'urllib/http/ssl only when a download starts',
     ('download.py', '_download_with_retry'): 'urllib only when a download starts',
     ('graph.py', '__getattr__'): 'backprop_view, which imports graph (cycle)',
+    ('onnx.py', '_require_onnx'): 'onnx (optional extra [onnx])',
     ('operators.py', 'scatter_add'): 'cupyx (GPU only)',
     ('plot.py', '_new_figure'): 'matplotlib (optional extra [plot])',
     ('plot.py', '_finish'): 'matplotlib (optional extra [plot])',

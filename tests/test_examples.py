@@ -264,13 +264,19 @@ def test_example_plots_are_valid_png(small_runs, name):
         assert f'[그림 저장 / plot saved] {os.path.join("plots", picture)}\n' in proc.stdout
 
 
-def test_example_without_matplotlib_still_finishes(tmp_path):
+def _env_without(tmp_path, package):
+    """``_env(tmp_path)`` where ``import package`` raises ImportError (a stub first on the path)."""
     hidden = tmp_path / 'hide'
-    (hidden / 'matplotlib').mkdir(parents=True)
-    (hidden / 'matplotlib' / '__init__.py').write_text(
-        "raise ImportError('matplotlib hidden by test_examples')\n")
+    (hidden / package).mkdir(parents=True)
+    (hidden / package / '__init__.py').write_text(
+        f"raise ImportError('{package} hidden by test_examples')\n")
     env = _env(tmp_path)
     env['PYTHONPATH'] = os.pathsep.join([str(hidden), env['PYTHONPATH']])
+    return env
+
+
+def test_example_without_matplotlib_still_finishes(tmp_path):
+    env = _env_without(tmp_path, 'matplotlib')
     proc, _ = run('spiral_mlp.py', '--epochs', '2', '--plot', 'plots', cwd=tmp_path, env=env)
     assert 'test_accuracy' in results(proc)
     assert 'pip install matplotlib' in proc.stderr
@@ -321,3 +327,27 @@ def test_mnist_rejects_files_with_the_wrong_digest(tmp_path):
     proc, _ = run('mnist.py', '--epochs', '1', cwd=tmp_path, env=_env(tmp_path))
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert 'does not match the expected SHA-256' in proc.stderr
+
+
+# =============================================================================
+# export_onnx.py: train, export, run in ONNX Runtime
+# =============================================================================
+def test_export_onnx_gives_the_same_accuracy_in_onnx_runtime(tmp_path):
+    proc, _ = run('export_onnx.py', '--epochs', '2', '--no-progress', cwd=tmp_path, env=_env(tmp_path))
+    found = results(proc)
+    assert 0.3 <= found['test_accuracy'] <= 1.0
+    assert found['onnx_test_accuracy'] == found['test_accuracy'], proc.stdout
+    assert 'images predicted differently: 0\n' in proc.stdout
+    assert (tmp_path / 'digits_cnn.onnx').stat().st_size > 10_000
+    # run from the repository root, it would leave only files .gitignore lists
+    assert os.listdir(tmp_path) == ['digits_cnn.onnx'] and not_gitignored(tmp_path) == []
+
+
+def test_export_onnx_without_onnx_runtime_still_writes_the_file(tmp_path):
+    env = _env_without(tmp_path, 'onnxruntime')
+    proc, _ = run('export_onnx.py', '--epochs', '1', '--no-progress', '--out', 'm.onnx', cwd=tmp_path,
+                  env=env)
+    found = results(proc)
+    assert 'onnx_test_accuracy' not in found and 'test_accuracy' in found
+    assert 'pip install onnxruntime' in proc.stdout
+    assert (tmp_path / 'm.onnx').exists()
