@@ -48,8 +48,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Variable, observing
 from dezero_kr.fileio import atomic_write
-from dezero_kr.graph import (DEFAULT_VALUE_LIMIT, _dot_graph, _fmt_number, _format_values,
-                             _walk, plot_dot_graph)
+from dezero_kr.dot import (DEFAULT_VALUE_LIMIT, _dot_graph, _fmt_number, _format_values, _walk,
+                           plot_dot_graph)
 
 __all__ = ['plot_backward', 'record_forward', 'ForwardRecord', 'BackwardView', 'MAX_NODES',
            'MAX_STEPS']
@@ -369,7 +369,7 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
 
     Raises TypeError (``output`` not a Variable, ``forward`` not a
     ForwardRecord), ValueError (a leaf or data-less ``output``, limits),
-    ``graph.RendererNotFoundError`` when no Graphviz renderer is found.
+    ``dot.RendererNotFoundError`` (also ``graph.RendererNotFoundError``) when no Graphviz renderer is found.
     """
     _check_arguments(output, forward, to_file)
     max_nodes = _check_count('max_nodes', max_nodes, MAX_NODES)

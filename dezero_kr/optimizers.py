@@ -204,11 +204,7 @@ class Optimizer:
             raise RuntimeError(f'{what}: call setup(model) first')
         path = existing_npz_path(path, what)
         with NpzReader(path, what) as npz:
-            kind = None
-            if 'optimizer' in npz.keys():
-                shape, dtype = npz.header('optimizer')
-                if shape == () and dtype.kind == 'U' and dtype.itemsize <= 400:
-                    kind = str(npz.read('optimizer'))
+            kind = _stored_kind(npz)
             if kind != type(self).__name__:
                 raise ValueError(f'{what}: {path} holds the state of {kind}, not {type(self).__name__}')
             shapes = self._expected_shapes(npz.keys(), path, what)
@@ -249,6 +245,19 @@ class Optimizer:
                 raise ValueError(f'{what}: parameter {key!r} is not initialised yet; run the model once')
             shapes[name] = params[key].data.shape
         return shapes
+
+
+def _stored_kind(npz):
+    """The optimizer class name a saved file holds (its ``optimizer`` entry), or None.
+
+    Read only when the header says it is one short string: a hostile entry is never decompressed.
+    """
+    if 'optimizer' not in npz.keys():
+        return None
+    shape, dtype = npz.header('optimizer')
+    if shape != () or dtype.kind != 'U' or dtype.itemsize > 400:
+        return None
+    return str(npz.read('optimizer'))
 
 
 def _real_scalar(value, what, key):
