@@ -21,7 +21,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import pair
-from dezero_kr.core import Parameter
+from dezero_kr.core import Parameter, Variable
 from dezero_kr.fileio import (NpzReader, check_array_for, check_header_for, existing_npz_path,  # noqa: F401
                               read_npz, save_npz)  # (read_npz: DeZero-era name)
 from dezero_kr.functions_conv import conv2d, deconv2d
@@ -78,9 +78,20 @@ class Layer:
         ``inputs``/``outputs`` are weak references to the last call's
         Variables (DeZero's fields), which pickle cannot store; a copy starts
         without them, as a layer that was never called.  Parameters pickle
-        with their data and grad.
+        with their data and grad.  An attribute holding a computed Variable
+        (one with a creator, e.g. ``RNN.h`` after a call) raises ``TypeError``
+        naming the layer and the attribute: copying it would copy the graph.
         """
-        return {k: v for k, v in self.__dict__.items() if k not in ('inputs', 'outputs', '_param_cache')}
+        state = {k: v for k, v in self.__dict__.items() if k not in ('inputs', 'outputs', '_param_cache')}
+        for name, value in state.items():
+            for v in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(v, Variable) and v.creator is not None:
+                    raise TypeError(
+                        f'cannot pickle or deepcopy {type(self).__name__}: its attribute {name!r} holds a '
+                        f'Variable computed by {type(v.creator).__name__} (the graph of the last call); '
+                        f'clear it first (reset_state() for RNN/LSTM, or {name} = None), or save the '
+                        f'parameters with save_weights')
+        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)

@@ -136,6 +136,18 @@ def test_a_model_pickles_after_a_forward_call_and_computes_the_same():
     assert [k for k, _ in copy.named_params()] == [k for k, _ in model.named_params()]
 
 
+def test_pickling_a_layer_that_holds_a_computed_variable_names_it():
+    rnn = L.RNN(3, in_size=2)
+    rnn(np.ones((1, 2)))
+    with pytest.raises(TypeError, match=r"cannot pickle or deepcopy RNN: its attribute 'h' holds a Variable "
+                                        r"computed by Tanh .*reset_state\(\).*save_weights"):
+        pickle.dumps(M.Sequential(rnn))  # the sub-layer names itself
+    rnn.reset_state()
+    copy = pickle.loads(pickle.dumps(rnn))
+    x = np.full((1, 2), 0.5)
+    np.testing.assert_array_equal(copy(x).data, rnn(x).data)
+
+
 # =============================================================================
 # Decompression bomb: headers first, only expected members read
 # =============================================================================
