@@ -104,7 +104,13 @@ class Optimizer:
 
     # --- saving and restoring state -----------------------------------------------
     def _params_by_key(self):
-        """``{path: Parameter}`` of the target (``named_params``), or ``{'0': p, ...}`` by position."""
+        """``{path: Parameter}`` of the target (``named_params``), or ``{'0': p, ...}`` by position.
+
+        Two parameters on one path (``Layer._params_by_path``) raise ``ValueError`` naming both:
+        one key could hold the state of only one of them.
+        """
+        if hasattr(self.target, '_params_by_path'):
+            return self.target._params_by_path(f'{type(self).__name__} state')
         if hasattr(self.target, 'named_params'):
             return dict(self.target.named_params())
         return {str(i): p for i, p in enumerate(self.target.params())}

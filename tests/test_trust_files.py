@@ -81,6 +81,16 @@ def test_two_parameters_on_one_path_are_refused_at_save_and_load(tmp_path):
     assert np.all(getattr(m, 'a/W').data == 0) and np.all(m.a.b.data == 0)
 
 
+def test_optimizer_state_of_two_parameters_on_one_path_is_refused(tmp_path):
+    m = Clash()
+    opt = O.MomentumSGD().setup(m)
+    for p in m.params():
+        p.grad = Variable(np.ones_like(p.data))
+    opt.update()
+    with pytest.raises(ValueError, match=r"MomentumSGD state: two parameters have the path 'a/W'"):
+        opt.save(tmp_path / 'opt')
+
+
 def test_load_weights_reads_what_save_weights_wrote_or_refuses_the_ambiguity(tmp_path):
     path = tmp_path / 'model.weights'
     saved = M.MLP((3, 2))
