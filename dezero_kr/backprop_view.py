@@ -48,8 +48,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Variable, observing
 from dezero_kr.fileio import atomic_write
-from dezero_kr.dot import (_INSTALL_HINT, DEFAULT_VALUE_LIMIT, RENDERER_ENV, RendererNotFoundError,
-                           _dot_graph, _fmt_number, _format_values, _resolve, _walk, plot_dot_graph)
+from dezero_kr.dot import (DEFAULT_VALUE_LIMIT, _dot_graph, _fmt_number, _format_values, _walk, plot_dot_graph,
+                           require_renderer)
 
 __all__ = ['plot_backward', 'record_forward', 'ForwardRecord', 'BackwardView', 'MAX_NODES',
            'MAX_STEPS']
@@ -393,7 +393,7 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
     leaves = [x for f in funcs for x in f.inputs if x.creator is None]
     had_grad = {x for x in leaves if x.grad is not None}
     seed = _summary(output.grad if output.grad is not None else np.ones_like(output.data))
-    _resolve_renderer(renderer)  # no renderer: fail before backward touches a gradient
+    require_renderer(renderer, 'plot_backward')  # no renderer: fail before backward touches a gradient
     snapshot = _grad_snapshot(output, funcs)
     try:
         return _run_and_draw(output, to_file, forward, retain_grad, create_graph, options, funcs, leaves,
@@ -401,17 +401,6 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
     except BaseException:
         _restore_grads(snapshot)  # a retry must not add the gradients a second time
         raise
-
-
-def _resolve_renderer(renderer):
-    """The renderer ``plot_dot_graph`` will use; ``RendererNotFoundError`` (from ``dot``) when none."""
-    try:
-        exe = _resolve(renderer)
-    except RendererNotFoundError as e:
-        raise RendererNotFoundError(f'plot_backward: {e}') from None
-    if exe is None:
-        raise RendererNotFoundError(f'plot_backward: no Graphviz renderer found (looked for '
-                                    f'${RENDERER_ENV}, `dot`, `graphviz-pure`); {_INSTALL_HINT}.')
 
 
 def _grad_snapshot(output, funcs):

@@ -630,14 +630,7 @@ def _target(to_file):
 
 def _renderer_for(renderer, fmt, path, text, kept):
     """The renderer's executable, checked to be able to write ``fmt`` (errors name ``path``)."""
-    try:
-        exe = _resolve(renderer)
-    except RendererNotFoundError as e:
-        raise RendererNotFoundError(f'plot_dot_graph: cannot draw {path}: {e} {kept}') from None
-    if exe is None:
-        raise RendererNotFoundError(f'plot_dot_graph: no Graphviz renderer found to draw {path} '
-                                    f'(looked for ${RENDERER_ENV}, `dot`, `graphviz-pure`); '
-                                    f'{_INSTALL_HINT}. {kept}')
+    exe = require_renderer(renderer, f'plot_dot_graph: cannot draw {path}', kept)
     if _is_graphviz_pure(exe):
         if fmt not in _PURE_FORMATS:
             raise GraphRenderError(
@@ -649,6 +642,23 @@ def _renderer_for(renderer, fmt, path, text, kept):
                           f'those letters show as boxes in {path}. Use .svg, or install Graphviz '
                           'and a Korean font (`apt-get install graphviz fonts-nanum`).',
                           stacklevel=3)  # the caller of plot_dot_graph
+    return exe
+
+
+def require_renderer(renderer, what, after=''):
+    """The executable that draws for ``renderer`` (None: ``find_renderer()``), else an error.
+
+    ``RendererNotFoundError`` starts with ``what`` and ends with ``after``:
+    an explicit ``renderer`` that is not an executable, or none found at all
+    (the message says what to install).
+    """
+    try:
+        exe = _resolve(renderer)
+    except RendererNotFoundError as e:
+        raise RendererNotFoundError(f'{what}: {e} {after}'.rstrip()) from None
+    if exe is None:
+        raise RendererNotFoundError(f'{what}: no Graphviz renderer found (looked for ${RENDERER_ENV}, '
+                                    f'`dot`, `graphviz-pure`); {_INSTALL_HINT}. {after}'.rstrip())
     return exe
 
 
