@@ -48,8 +48,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Variable, observing
 from dezero_kr.fileio import atomic_write
-from dezero_kr.graph import (DEFAULT_VALUE_LIMIT, _dot_graph, _fmt_number, _format_values,
-                             _walk, plot_dot_graph)
+from dezero_kr.dot import (DEFAULT_VALUE_LIMIT, _dot_graph, _fmt_number, _format_values, _walk, plot_dot_graph,
+                           require_renderer)
 
 __all__ = ['plot_backward', 'record_forward', 'ForwardRecord', 'BackwardView', 'MAX_NODES',
            'MAX_STEPS']
@@ -60,6 +60,10 @@ MAX_STEPS = 2000   # Functions in the graph: one timeline step each, with gradie
 _TEMPLATE = 'backprop_view.html'
 _SVG_NODE = re.compile(r'<g id="[^"]*" class="node">(\s*)<title>(\d+)</title>')
 _PLACEHOLDER = re.compile(r'__TITLE__|<!--__SVG__-->|/\*__DATA__\*/null')
+# A lone surrogate (a name decoded with errors='surrogateescape') cannot be written as
+# UTF-8: the page shows its code (\udc80), as the DOT picture does (dot._escape).
+_SURROGATES = {i: f'\\u{i:04x}' for i in range(0xD800, 0xE000)}
+_JSON_SURROGATES = {i: f'\\\\u{i:04x}' for i in range(0xD800, 0xE000)}  # inside a JSON string
 _SVG_EDGE = re.compile(r'<g id="[^"]*" class="edge">(\s*)<title>(\d+)&#45;&gt;(\d+)</title>')
 
 
@@ -287,7 +291,7 @@ def _render_svg(output, options, node_ids, renderer, timeout):
 
 def _json_for_script(data):
     """JSON safe inside ``<script>``: no ``</script>``, no ``<!--`` can end it early."""
-    text = json.dumps(data, ensure_ascii=False, separators=(',', ':'))
+    text = json.dumps(data, ensure_ascii=False, separators=(',', ':')).translate(_JSON_SURROGATES)
     return text.replace('<', '\\u003c').replace('>', '\\u003e').replace('&', '\\u0026')
 
 
@@ -369,7 +373,7 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
 
     Raises TypeError (``output`` not a Variable, ``forward`` not a
     ForwardRecord), ValueError (a leaf or data-less ``output``, limits),
-    ``graph.RendererNotFoundError`` when no Graphviz renderer is found.
+    ``dot.RendererNotFoundError`` (also ``graph.RendererNotFoundError``) when no Graphviz renderer is found.
     """
     _check_arguments(output, forward, to_file)
     max_nodes = _check_count('max_nodes', max_nodes, MAX_NODES)
@@ -389,7 +393,44 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
     leaves = [x for f in funcs for x in f.inputs if x.creator is None]
     had_grad = {x for x in leaves if x.grad is not None}
     seed = _summary(output.grad if output.grad is not None else np.ones_like(output.data))
+    require_renderer(renderer, 'plot_backward')  # no renderer: fail before backward touches a gradient
+    snapshot = _grad_snapshot(output, funcs)
+    try:
+        return _run_and_draw(output, to_file, forward, retain_grad, create_graph, options, funcs, leaves,
+                             had_grad, seed, max_nodes, renderer, timeout, title)
+    except BaseException:
+        _restore_grads(snapshot)  # a retry must not add the gradients a second time
+        raise
 
+
+def _grad_snapshot(output, funcs):
+    """``(variable, grad, copy of grad.data)`` for every Variable of the graph.
+
+    ``backward`` may add into a gradient's array in place, so the values are
+    copied, not only the ``grad`` objects.
+    """
+    variables = {id(output): output}
+    for f in funcs:
+        for x in f.inputs:
+            variables[id(x)] = x
+        for ref in f.outputs:
+            y = ref()
+            if y is not None:
+                variables[id(y)] = y
+    return [(v, v.grad, None if v.grad is None else v.grad.data.copy()) for v in variables.values()]
+
+
+def _restore_grads(snapshot):
+    """Put back every ``.grad`` (object and values) that ``_grad_snapshot`` saw."""
+    for v, grad, data in snapshot:
+        if grad is not None:
+            grad.data = data
+        v.grad = grad
+
+
+def _run_and_draw(output, to_file, forward, retain_grad, create_graph, options, funcs, leaves, had_grad,
+                  seed, max_nodes, renderer, timeout, title):
+    """The backward pass with the recorder on, then the picture and the page (``plot_backward``)."""
     recorder = _BackwardRecorder(output)
     with observing(recorder):
         output.backward(retain_grad=retain_grad, create_graph=create_graph)
@@ -403,7 +444,7 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
     svg = _render_svg(output, options, node_ids, renderer, timeout)
     data = _page_data(output, recorder, forward, funcs, leaves, had_grad, seed, node_ids,
                       create_graph and options.get('follow_grads', False))
-    data['title'] = str(title) if title is not None else _default_title(output)
+    data['title'] = (str(title) if title is not None else _default_title(output)).translate(_SURROGATES)
     data['height'] = 640
     fill = {'__TITLE__': html.escape(data['title']), '<!--__SVG__-->': svg,
             '/*__DATA__*/null': _json_for_script(data)}

@@ -73,6 +73,12 @@ one rank) that prints the traceback with the rank and calls ``MPI_Abort``, so
 one rank's exception ends the whole job instead of leaving the others waiting
 forever in a collective; ``with comm.abort_on_error():`` does the same for a
 block (for code run where ``sys.excepthook`` is not used, e.g. a notebook).
+Python never hands ``SystemExit`` to the excepthook, and an ``atexit``
+function cannot see the exit status, so ``init()`` also makes ``sys.exit``
+raise a ``SystemExit`` subclass that notes its status when Python's top level
+ends the process with it (not when a ``try`` catches it); an ``atexit``
+function then aborts the job with that status if it is not 0.  A
+``raise SystemExit(3)`` written directly is not seen: use ``sys.exit``.
 
 Without mpi4py the module still imports and ``init()`` returns a working
 size-1 communicator, unless the process was started by ``mpiexec`` (then an
@@ -82,6 +88,7 @@ copied to the host for MPI, with ``DataParallel(..., cuda_aware=True)`` it is
 handed to MPI directly (needs a CUDA-aware MPI build; untested here, no GPU in
 CI).
 """
+import atexit
 import contextlib
 import hashlib
 import os
@@ -163,7 +170,9 @@ def init(mpi_comm=None, abort_on_error=True):
         mpi_comm: an ``mpi4py`` communicator to use (default ``MPI.COMM_WORLD``).
         abort_on_error: when there is more than one rank, install a
             ``sys.excepthook`` that prints the exception with the rank and calls
-            ``MPI_Abort`` (see ``Communicator.abort``).
+            ``MPI_Abort`` (see ``Communicator.abort``), and make a rank that
+            ends with ``sys.exit(status)``, status not 0, abort the job with
+            that status (``_install_exit_hooks``).
 
     Under ``mpiexec -n R`` every process gets ``rank`` 0..R-1 and ``size`` R.
     Run alone (no ``mpiexec``) it returns ``rank`` 0, ``size`` 1, also without
@@ -185,6 +194,7 @@ def init(mpi_comm=None, abort_on_error=True):
     comm = Communicator(mpi_comm)
     if abort_on_error and comm.size > 1:
         _install_excepthook(comm)
+        _install_exit_hooks(comm)
     return comm
 
 
@@ -370,6 +380,57 @@ def _install_excepthook(comm):
         _abort_for_exception(comm, exc_type, exc, tb)
 
     sys.excepthook = excepthook
+
+
+_exit_status = []  # the status sys.exit ended this process with (noted by _RankExit)
+
+
+class _RankExit(SystemExit):
+    """The ``SystemExit`` that ``sys.exit`` raises once ``init()`` has run.
+
+    Freed with no Python frame running, it is Python's top level ending the
+    process with this status: the status is noted for ``_abort_on_failed_exit``.
+    Freed while Python code runs, a ``try`` caught it (or a thread ended with
+    it): the process goes on and nothing is noted.
+    """
+
+    def __del__(self):
+        try:
+            sys._getframe(1)
+        except ValueError:  # no caller frame: the interpreter's top level handled it
+            _exit_status.append(self.code)
+
+
+def _install_exit_hooks(comm):
+    """Make ``sys.exit(status)`` with a non-zero status, uncaught, abort every rank of the job.
+
+    A rank that exits normally calls ``MPI_Finalize`` (mpi4py does, at exit),
+    which hydra takes for a clean end, so without this the other ranks wait
+    in their next collective forever.  Registered after mpi4py's own exit
+    function, ``_abort_on_failed_exit`` runs before it.
+    """
+    if sys.exit is _exit:
+        return
+    atexit.register(_abort_on_failed_exit, comm)
+    sys.exit = _exit
+
+
+def _exit(status=None):
+    """``sys.exit`` while a ``dezero_kr.distributed`` job runs: raises ``_RankExit(status)``."""
+    raise _RankExit(status)
+
+
+def _abort_on_failed_exit(comm):
+    """At exit: ``MPI_Abort`` with the status ``sys.exit`` ended this rank with, unless it is 0/None.
+
+    A status that is not an int (``sys.exit('message')``) exits with 1, as Python does.
+    """
+    if not _exit_status or _exit_status[-1] in (None, 0):
+        return
+    status = _exit_status[-1]
+    code = status if isinstance(status, int) and not isinstance(status, bool) else 1
+    comm.abort(f'exited with status {status!r} outside comm.abort_on_error(); aborting the job '
+               f'(MPI_Abort({code}))', errorcode=code)
 
 
 # =============================================================================

@@ -11,25 +11,39 @@ One home for the file handling the rest of the package shares:
   into a folder first removes the ``.part`` files of that folder whose
   process no longer exists on this machine.  Files of live processes (another
   save in progress) are never touched, nor any file not named that way.
-* ``save_npz`` / ``existing_npz_path``: ``np.savez`` written atomically, and
-  the name NumPy gives it (``.npz`` appended).
-* ``read_npz(path)`` (never unpickles) and ``check_array_for(value, dtype,
-  shape, ...)``: the loaders read the whole file and check every key, shape
-  and dtype conversion against the arrays it will replace *before* anything
-  is changed.
+* ``save_npz`` / ``existing_npz_path``: an ``.npz`` (the format of
+  ``np.savez``: a zip of ``<key>.npy`` members) written atomically, every key
+  a member name (never a keyword of ``np.savez``, so a key ``file`` or
+  ``allow_pickle`` is saved like any other), and the name it wrote
+  (``.npz`` appended when missing).
+* ``NpzReader(path, what)``: reads an ``.npz`` member by member, headers
+  first.  ``keys()`` comes from the zip's central directory and
+  ``header(key)`` from the member's ``.npy`` header, without reading the data;
+  a member whose header declares more (or fewer) bytes than the zip says it
+  holds, or more than its compressed bytes can hold, is refused before any
+  memory is allocated for it.  So the loaders check names, shapes and dtypes
+  against the model first and read only the members they expect: a small file
+  cannot make them allocate gigabytes (a "decompression bomb").  Nothing is
+  ever unpickled.
+* ``read_npz(path)`` (every member through ``NpzReader``) and
+  ``check_array_for(value, dtype, shape, ...)``: the loaders check every key,
+  shape and dtype conversion against the arrays it will replace *before*
+  anything is changed.
 
 Used by layers (``save_weights``/``load_weights``), optimizers, datasets,
 downloads, the graph renderer and the plots.
 """
 import contextlib
+import math
 import os
 import re
 import uuid
+import zipfile
 
 import numpy as np
 
 __all__ = ['atomic_write', 'save_npz', 'existing_npz_path', 'read_npz', 'check_array_for',
-           'remove_stale_temp_files', 'temp_name']
+           'check_header_for', 'NpzReader', 'remove_stale_temp_files', 'temp_name']
 
 _TEMP_RE = re.compile(r'^\..+\.(\d+)\.[0-9a-f]{8}\.part$')
 
@@ -125,45 +139,215 @@ def npz_path(path):
 
 
 def save_npz(path, arrays, what='save_npz'):
-    """``np.savez(path, **arrays)`` written atomically (``.npz`` appended if missing, as NumPy does).
+    """Write ``{key: array}`` as an ``.npz`` atomically (``.npz`` appended if missing, as NumPy does).
 
+    The file is what ``np.savez`` writes (an uncompressed zip holding one
+    ``<key>.npy`` per array, readable by ``np.load``), but the members are
+    written here: ``np.savez(f, **arrays)`` would take a key ``file`` or
+    ``allow_pickle`` as its own argument and lose or refuse that array.
+    Object arrays are refused (``ValueError`` from NumPy: no pickle).
     Unlike ``atomic_write`` the folder must exist: a missing folder usually
     means a typo, so ``FileNotFoundError`` names it (``what`` names the caller).
+    A key holding a NUL character (which zip names cannot hold) raises
+    ``ValueError`` naming it.
     """
     path = npz_path(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f'{what}: folder {folder!r} does not exist (create it first) '
                                 f'to write {os.path.basename(path)!r}')
+    for key in arrays:
+        if not isinstance(key, str) or '\0' in key or not key:
+            raise ValueError(f'{what}: cannot store the key {key!r} in {path} (keys are non-empty '
+                             f'strings without NUL characters)')
     with atomic_write(path) as f:
-        np.savez(f, **arrays)
+        with zipfile.ZipFile(f, mode='w', compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for key, a in arrays.items():
+                with zf.open(key + '.npy', mode='w', force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(a), allow_pickle=False)
     return path
 
 
-def existing_npz_path(path):
-    """``path``, or ``path + '.npz'`` when only that exists (the name ``save_npz`` wrote)."""
-    path = os.fspath(path)
-    if not os.path.exists(path) and os.path.exists(path + '.npz'):
-        return path + '.npz'
-    return path
+def existing_npz_path(path, what='load'):
+    """The file a loader should read for ``path``: the one ``save_npz(path)`` wrote.
 
-
-def read_npz(path):
-    """``{key: ndarray}`` of an ``.npz`` file, read completely (``allow_pickle=False``).
-
-    An object array inside the file raises ``ValueError`` naming the key
-    (NumPy's own message does not).
+    ``path`` itself when it ends in ``.npz``; otherwise ``path + '.npz'`` (what
+    ``save_npz`` wrote) when only that exists, ``path`` when only it exists,
+    and ``FileExistsError`` naming both when both exist (either could be
+    meant, and silently taking one loads the wrong weights).  When neither
+    exists ``path`` is returned and opening it raises ``FileNotFoundError``.
     """
-    path = existing_npz_path(path)
-    with np.load(path, allow_pickle=False) as npz:
-        arrays = {}
-        for key in npz.files:
-            try:
-                arrays[key] = npz[key]
-            except ValueError as e:
-                raise ValueError(f'{path}: array {key!r} holds Python objects (pickled data), which '
-                                 f'are never loaded: {e}') from None
-    return arrays
+    path = os.fspath(path)
+    if path.endswith('.npz'):
+        return path
+    with_npz = path + '.npz'
+    if os.path.exists(with_npz):
+        if os.path.exists(path):
+            raise FileExistsError(f'{what}: both {path!r} and {with_npz!r} exist; save_weights({path!r}) '
+                                  f'writes {with_npz!r}: pass the full name of the file to load')
+        return with_npz
+    return path
+
+
+def read_npz(path, what='read_npz'):
+    """``{key: ndarray}`` of every member of an ``.npz`` file (never unpickles).
+
+    Each member goes through ``NpzReader``: errors are ``ValueError`` naming
+    the file and the key (object arrays, sizes that do not add up, corrupt
+    data) or the file (not an ``.npz``).
+    """
+    with NpzReader(existing_npz_path(path, what), what) as npz:
+        return {key: npz.read(key) for key in npz.keys()}
+
+
+# The most a deflate stream can expand (RFC 1951: 258 bytes per 2-bit code,
+# about 1032:1), with room for the stream's own few bytes.
+_DEFLATE_MAX_RATIO = 1032
+_NPY_MAGIC = b'\x93NUMPY'
+_READ_CHUNK = 1 << 24
+
+
+class NpzReader:
+    """An ``.npz`` file read member by member, each member's header before its data.
+
+    ``with NpzReader(path, what) as npz:`` then ``npz.keys()`` (the member
+    names without ``.npy``, in file order, from the zip's central directory),
+    ``npz.header(key)`` -> ``(shape, dtype)`` from the ``.npy`` header (a few
+    hundred bytes are decompressed, not the data) and ``npz.read(key)`` ->
+    ndarray.  ``header`` refuses a member whose declared
+    ``prod(shape) * itemsize`` differs from the bytes the zip directory says
+    the member holds (truncated or over-declared), or exceeds what its
+    compressed bytes can expand to (stored: equal, deflate: 1032x), so no
+    declared shape can make ``read`` allocate more than the file can hold.
+    Object arrays are refused (never unpickled).
+
+    Every error is a ``ValueError`` naming ``what`` (the caller), the file and,
+    for a member, its key: a file that is not a zip (a plain ``.npy`` is named
+    as such), a member that is not an ``.npy``, a duplicated key, a bad
+    header, a compression other than stored/deflate, a size that does not add
+    up, or data that is cut short or fails its CRC check.
+    """
+
+    def __init__(self, path, what='NpzReader'):
+        self.path, self.what = os.fspath(path), what
+        try:
+            self._zip = zipfile.ZipFile(self.path)
+        except zipfile.BadZipFile:
+            raise ValueError(self._not_a_zip()) from None
+        self._members, self._headers = {}, {}
+        try:
+            for info in self._zip.infolist():
+                self._add_member(info)
+        except BaseException:
+            self._zip.close()
+            raise
+
+    def _not_a_zip(self):
+        with open(self.path, 'rb') as f:
+            start = f.read(len(_NPY_MAGIC))
+        if start == _NPY_MAGIC:
+            return (f'{self.what}: {self.path} is a single .npy array, not an .npz archive of named '
+                    f'arrays (the format save_weights and Optimizer.save write)')
+        return (f'{self.what}: {self.path} is not an .npz file (not a zip archive, or a truncated one: '
+                f'its central directory is missing)')
+
+    def _add_member(self, info):
+        name = info.filename
+        if not name.endswith('.npy') or info.is_dir():
+            raise ValueError(f'{self.what}: {self.path} holds {name!r}, which is not an .npy array '
+                             f'(an .npz holds only <key>.npy members)')
+        key = name[:-4]
+        if key in self._members:
+            raise ValueError(f'{self.what}: {self.path} holds the key {key!r} twice')
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise ValueError(f'{self.what}: {self.path}: {key!r} uses zip compression method '
+                             f'{info.compress_type}; only stored and deflate (np.savez, '
+                             f'np.savez_compressed) are read')
+        self._members[key] = info
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Close the zip file."""
+        self._zip.close()
+
+    def keys(self):
+        """The keys (member names without ``.npy``) in file order; nothing is decompressed."""
+        return list(self._members)
+
+    def _error(self, key, why):
+        return ValueError(f'{self.what}: {self.path}: {key!r} {why}')
+
+    def header(self, key):
+        """``(shape, dtype)`` of ``key`` from its ``.npy`` header, sizes checked; no data is read."""
+        if key not in self._headers:
+            self._headers[key] = self._read_header(key)
+        shape, dtype, _, _ = self._headers[key]
+        return shape, dtype
+
+    def _read_header(self, key):
+        info = self._members[key]
+        try:
+            with self._zip.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+                else:
+                    raise ValueError(f'.npy format version {version} is not read here')
+                offset = f.tell()
+        except (EOFError, zipfile.BadZipFile, OSError) as e:
+            raise self._error(key, f'cannot be read (truncated or corrupt): {e}') from None
+        except ValueError as e:
+            raise self._error(key, f'has no valid .npy header: {e}') from None
+        if dtype.hasobject:
+            raise self._error(key, f'holds Python objects (pickled data, dtype {dtype}), which are '
+                                   f'never loaded')
+        nbytes = math.prod(shape) * dtype.itemsize
+        held = info.file_size - offset
+        if nbytes != held:
+            raise self._error(key, f'declares shape {shape} and dtype {dtype} ({nbytes:,} bytes) but '
+                                   f'the archive says the member holds {held:,} bytes of data: the file '
+                                   f'is truncated or corrupt')
+        limit = info.compress_size * (1 if info.compress_type == zipfile.ZIP_STORED else _DEFLATE_MAX_RATIO)
+        if info.file_size > limit + 1024:
+            raise self._error(key, f'declares {info.file_size:,} bytes, more than its '
+                                   f'{info.compress_size:,} compressed bytes can hold: the file is corrupt')
+        return shape, dtype, fortran, offset
+
+    def read(self, key):
+        """The array ``key`` (its header checked first, see ``header``), read in chunks."""
+        shape, dtype = self.header(key)
+        fortran, offset = self._headers[key][2:]
+        out = np.empty(math.prod(shape), dtype=dtype)
+        buf = memoryview(out.view(np.uint8).reshape(-1)) if out.nbytes else memoryview(b'')
+        try:
+            with self._zip.open(self._members[key]) as f:
+                f.read(offset)
+                done = 0
+                while done < len(buf):
+                    n = f.readinto(buf[done:done + _READ_CHUNK])
+                    if not n:
+                        raise EOFError(f'the data ends after {done:,} of {len(buf):,} bytes')
+                    done += n
+                f.read(1)  # reaching the end checks the CRC
+        except (EOFError, zipfile.BadZipFile, OSError, ValueError) as e:
+            raise self._error(key, f'cannot be read (truncated or corrupt): {e}') from None
+        return out.reshape(shape[::-1]).T if fortran else out.reshape(shape)
+
+
+def check_header_for(shape, stored_dtype, dtype, target_shape, what, key, source='the file'):
+    """Raise ``ValueError`` (as ``check_array_for``) when an array of ``shape`` and ``stored_dtype``
+    cannot go into ``target_shape``/``dtype`` whatever its values; checked from a header, before reading.
+    """
+    why = _shape_or_kind_problem(shape, np.dtype(stored_dtype), np.dtype(dtype), target_shape)
+    if why is not None:
+        _raise_conversion(shape, stored_dtype, dtype, target_shape, what, key, source, why)
 
 
 def check_array_for(value, dtype, shape, what, key, source='the file'):
@@ -180,7 +364,7 @@ def check_array_for(value, dtype, shape, what, key, source='the file'):
     """
     dtype = np.dtype(dtype)
     value = np.asarray(value)
-    why = _shape_or_kind_problem(value, dtype, shape)
+    why = _shape_or_kind_problem(value.shape, value.dtype, dtype, shape)
     if why is None:
         if value.dtype == dtype:
             return value.copy()
@@ -188,16 +372,19 @@ def check_array_for(value, dtype, shape, what, key, source='the file'):
             out = value.astype(dtype)
             why = _overflow(value, out, dtype) if dtype.kind in 'fc' else _not_integral(value, dtype)
     if why is not None:
-        target = f'{dtype}' if shape is None else f'shape {tuple(shape)} and dtype {dtype}'
-        raise ValueError(f'{what}: {key!r} has shape {value.shape} and dtype {value.dtype} in {source} '
-                         f'but the parameter has {target}: {why}')
+        _raise_conversion(value.shape, value.dtype, dtype, shape, what, key, source, why)
     return out
 
 
-def _shape_or_kind_problem(value, dtype, shape):
-    """Why ``value`` cannot go into ``shape``/``dtype`` whatever its values, or None."""
-    src = value.dtype
-    if shape is not None and value.shape != tuple(shape):
+def _raise_conversion(shape, src, dtype, target_shape, what, key, source, why):
+    target = f'{dtype}' if target_shape is None else f'shape {tuple(target_shape)} and dtype {dtype}'
+    raise ValueError(f'{what}: {key!r} has shape {tuple(shape)} and dtype {src} in {source} '
+                     f'but the parameter has {target}: {why}')
+
+
+def _shape_or_kind_problem(value_shape, src, dtype, shape):
+    """Why an array of ``value_shape``/``src`` cannot go into ``shape``/``dtype`` whatever its values."""
+    if shape is not None and tuple(value_shape) != tuple(shape):
         return 'the shapes differ'
     if src.kind not in 'biufc':
         return f'dtype kind {src.kind!r} ({src}) is not a number'

@@ -21,8 +21,9 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import pair
-from dezero_kr.core import Parameter
-from dezero_kr.fileio import check_array_for, existing_npz_path, read_npz, save_npz  # noqa: F401 (DeZero-era names)
+from dezero_kr.core import Parameter, Variable
+from dezero_kr.fileio import (NpzReader, check_array_for, check_header_for, existing_npz_path,  # noqa: F401
+                              read_npz, save_npz)  # (read_npz: DeZero-era name)
 from dezero_kr.functions_conv import conv2d, deconv2d
 from dezero_kr.functions_math import linear, tanh
 from dezero_kr.functions_nn import batch_norm, embed_id, layer_norm, rms_norm, sigmoid
@@ -51,9 +52,49 @@ class Layer:
             registry[name] = None
             Layer._structure_version += 1
         elif registry is not None and name in registry:
-            del registry[name]  # e.g. ``self.b = None``: no longer a parameter
+            if value is not None:
+                self._refuse_replacing(name, value)
+            del registry[name]  # ``self.b = None``: no longer a parameter
             Layer._structure_version += 1
         super().__setattr__(name, value)
+
+    def _refuse_replacing(self, name, value):
+        """``TypeError``: a registered Parameter/Layer may only be replaced by its kind or None.
+
+        ``lin.W = lin.W * 1.0`` would otherwise turn ``W`` into a plain
+        Variable that ``params()``, the optimizer and ``save_weights`` no
+        longer see (PyTorch refuses the same assignment).
+        """
+        kind = 'Parameter' if isinstance(self.__dict__.get(name), Parameter) else 'Layer'
+        how = (f'to change its values assign {type(self).__name__}.{name}.data = <array>; to replace it '
+               f'assign a Parameter' if kind == 'Parameter' else 'assign a Layer')
+        raise TypeError(f'{type(self).__name__}: cannot assign a {type(value).__name__} to {name!r}, which '
+                        f'holds a {kind} (params(), the optimizer and save_weights would lose it): {how}, '
+                        f'or None to remove it')
+
+    def __getstate__(self):
+        """The attributes to pickle/deepcopy: all but the last call's weak references and caches.
+
+        ``inputs``/``outputs`` are weak references to the last call's
+        Variables (DeZero's fields), which pickle cannot store; a copy starts
+        without them, as a layer that was never called.  Parameters pickle
+        with their data and grad.  An attribute holding a computed Variable
+        (one with a creator, e.g. ``RNN.h`` after a call) raises ``TypeError``
+        naming the layer and the attribute: copying it would copy the graph.
+        """
+        state = {k: v for k, v in self.__dict__.items() if k not in ('inputs', 'outputs', '_param_cache')}
+        for name, value in state.items():
+            for v in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(v, Variable) and v.creator is not None:
+                    raise TypeError(
+                        f'cannot pickle or deepcopy {type(self).__name__}: its attribute {name!r} holds a '
+                        f'Variable computed by {type(v.creator).__name__} (the graph of the last call); '
+                        f'clear it first (reset_state() for RNN/LSTM, or {name} = None), or save the '
+                        f'parameters with save_weights')
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
 
     def __delattr__(self, name):
         if self.__dict__.get('_params', {}).pop(name, 0) is None:
@@ -95,12 +136,13 @@ class Layer:
     def _param_lists(self):
         cache = self.__dict__.get('_param_cache')
         if cache is None or cache[0] != Layer._structure_version:
-            named = list(self._walk_params())
+            named = [(path, param) for path, param, _, _ in self._walk_params()]
             cache = (Layer._structure_version, named, [p for _, p in named])
             self.__dict__['_param_cache'] = cache
         return cache[1], cache[2]
 
     def _walk_params(self):
+        """``(path, Parameter, owning Layer, attribute name)`` depth first, each Parameter once."""
         seen_params, seen_layers = set(), {id(self)}
         stack = [('', self, iter(list(self._params)))]
         while stack:
@@ -117,7 +159,7 @@ class Layer:
                     stack.append((path + '/', obj, iter(list(obj._params))))
             elif id(obj) not in seen_params:
                 seen_params.add(id(obj))
-                yield path, obj
+                yield path, obj, layer, name
 
     def _flatten_params(self, params_dict, parent_key=''):
         """Fill ``params_dict`` with ``{'parent/path': Parameter}`` (DeZero's helper)."""
@@ -146,6 +188,22 @@ class Layer:
         return self
 
     # --- weights files -------------------------------------------------------------
+    def _params_by_path(self, what):
+        """``{path: Parameter}`` of ``named_params``; two parameters on one path raise ``ValueError``.
+
+        ``setattr(model, 'a/W', p)`` beside a sub-layer ``a`` holding ``W``
+        gives both the path ``'a/W'``: one file entry could hold only one.
+        """
+        by_path, owners = {}, {}
+        for path, param, layer, attr in self._walk_params():
+            owner = f'attribute {attr!r} of {type(layer).__name__}'
+            if path in by_path:
+                raise ValueError(f'{what}: two parameters have the path {path!r}: {owners[path]} and '
+                                 f'{owner}; rename one (a "/" inside an attribute name collides with a '
+                                 f'sub-layer\'s path)')
+            by_path[path], owners[path] = param, owner
+        return by_path
+
     def save_weights(self, path):
         """Write every parameter to an ``.npz`` file (keys = ``named_params`` paths).
 
@@ -154,15 +212,17 @@ class Layer:
         leaves the old file intact, and temporary files left by killed
         processes in that folder are removed.  Arrays are copied to the host;
         a GPU model stays on the GPU.  ``.npz`` is appended if missing, as
-        ``np.savez`` does.
+        ``np.savez`` does.  Every path is stored as it is (``file`` and
+        ``allow_pickle`` too: they are zip member names, not keywords).
 
         Raises:
             ValueError: a lazy parameter has no data yet (run one forward pass
-                first or give the layer its input size).
+                first or give the layer its input size), or two parameters
+                have the same path (both named).
             FileNotFoundError: the folder of ``path`` does not exist (named).
         """
         arrays = {}
-        for key, param in self.named_params():
+        for key, param in self._params_by_path('save_weights').items():
             if param.data is None:
                 raise ValueError(f'save_weights: parameter {key!r} is not initialised yet (its layer '
                                  f'creates it on the first forward pass); call the model once on an '
@@ -173,32 +233,44 @@ class Layer:
     def load_weights(self, path):
         """Load an ``.npz`` written by ``save_weights`` (never unpickles); all or nothing.
 
+        ``path`` names the file as ``save_weights`` was given it:
+        ``'model.weights'`` loads ``model.weights.npz``, and raises
+        ``FileExistsError`` when a file ``model.weights`` exists too.  The
+        file's keys, shapes and dtypes are checked from its headers before any
+        data is read (``fileio.NpzReader``), and only the members the model
+        expects are read, so a small hostile file cannot take gigabytes.
         Every key, shape and dtype conversion is checked before any parameter
         changes: missing or unexpected keys, a shape that differs, strings,
         objects, complex values into a real parameter, values that overflow
         the parameter's dtype (1e300 into float32) or non-whole floats into an
         integer parameter raise ``ValueError`` naming the key, the stored
-        dtype and the parameter's.  Values are converted to each parameter's
-        dtype and device; a lazy parameter (data None) takes the stored
-        (numeric) array as it is.
+        dtype and the parameter's; so do a file that is not an ``.npz``, a
+        truncated or corrupt member and two parameters with one path.  Values
+        are converted to each parameter's dtype and device; a lazy parameter
+        (data None) takes the stored (numeric) array as it is.
         """
-        path = existing_npz_path(path)
-        targets = {}
-        self._flatten_params(targets)
-        stored = read_npz(path)
-        missing = [k for k in targets if k not in stored]
-        extra = [k for k in stored if k not in targets]
-        if missing or extra:
-            raise ValueError(f'load_weights: {path} does not match {type(self).__name__}: '
-                             f'missing keys {missing}, unexpected keys {extra}')
-        new = {}
-        for key, param in targets.items():
-            a = stored[key]
-            if param.data is None:
-                new[key] = check_array_for(a, a.dtype, None, 'load_weights', key, path)
-            else:
-                a = check_array_for(a, param.data.dtype, param.data.shape, 'load_weights', key, path)
-                new[key] = cuda.get_array_module(param.data).asarray(a)
+        what = 'load_weights'
+        targets = self._params_by_path(what)
+        path = existing_npz_path(path, what)
+        with NpzReader(path, what) as npz:
+            stored = npz.keys()
+            missing = [k for k in targets if k not in stored]
+            extra = [k for k in stored if k not in targets]
+            if missing or extra:
+                raise ValueError(f'{what}: {path} does not match {type(self).__name__}: '
+                                 f'missing keys {missing}, unexpected keys {extra}')
+            for key, param in targets.items():
+                shape, dtype = npz.header(key)
+                target = (dtype, None) if param.data is None else (param.data.dtype, param.data.shape)
+                check_header_for(shape, dtype, *target, what, key, path)
+            new = {}
+            for key, param in targets.items():
+                a = npz.read(key)
+                if param.data is None:
+                    new[key] = check_array_for(a, a.dtype, None, what, key, path)
+                else:
+                    a = check_array_for(a, param.data.dtype, param.data.shape, what, key, path)
+                    new[key] = cuda.get_array_module(param.data).asarray(a)
         for key, param in targets.items():
             param.data = new[key]
 

@@ -35,7 +35,7 @@ from dezero_kr import operators as _ops
 from dezero_kr import transformer as _tf
 from dezero_kr.core import Parameter, Variable, using_config
 from dezero_kr.fileio import atomic_write
-from dezero_kr.graph import _CONST_STYLE, _FUNC_STYLE, _VAR_STYLE, _escape, _walk
+from dezero_kr.dot import _CONST_STYLE, _FUNC_STYLE, _VAR_STYLE, _escape, _walk
 from dezero_kr.layers import Layer
 
 __all__ = ['export', 'register', 'mapping_table', 'to_dot', 'ExportError', 'MIN_OPSET', 'MAX_OPSET',

@@ -26,7 +26,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Parameter, Variable
-from dezero_kr.fileio import check_array_for, read_npz, save_npz
+from dezero_kr.fileio import NpzReader, check_array_for, existing_npz_path, save_npz
 from dezero_kr.grad_clip import AdaptiveClipGrad, ClipGradNorm, ClipGradValue, clip_grad_norm  # noqa: F401 (re-exported hooks)
 
 
@@ -104,7 +104,13 @@ class Optimizer:
 
     # --- saving and restoring state -----------------------------------------------
     def _params_by_key(self):
-        """``{path: Parameter}`` of the target (``named_params``), or ``{'0': p, ...}`` by position."""
+        """``{path: Parameter}`` of the target (``named_params``), or ``{'0': p, ...}`` by position.
+
+        Two parameters on one path (``Layer._params_by_path``) raise ``ValueError`` naming both:
+        one key could hold the state of only one of them.
+        """
+        if hasattr(self.target, '_params_by_path'):
+            return self.target._params_by_path(f'{type(self).__name__} state')
         if hasattr(self.target, 'named_params'):
             return dict(self.target.named_params())
         return {str(i): p for i, p in enumerate(self.target.params())}
@@ -187,25 +193,77 @@ class Optimizer:
         save_npz(path, arrays, what=f'{type(self).__name__}.save')
 
     def load(self, path):
-        """Restore a file written by ``save`` (``allow_pickle=False``); all or nothing, as ``load_state_dict``."""
+        """Restore a file written by ``save`` (never unpickles); all or nothing, as ``load_state_dict``.
+
+        ``path`` is taken as ``save`` was given it (``.npz`` appended when only
+        that file exists, ``FileExistsError`` when both do; see
+        ``fileio.existing_npz_path``).  Every entry name and shape is checked
+        from the file's headers before any data is read (``fileio.NpzReader``):
+        an unknown entry, parameter or slot, a ``state/`` entry that is not
+        ``state/<parameter path>/<slot>``, or a shape that differs from the
+        parameter's (``()`` for ``t`` and hyper-parameters) raise
+        ``ValueError`` naming the file and the entry, so a small hostile file
+        cannot take gigabytes.
+        """
         what = f'{type(self).__name__}.load'
-        stored = read_npz(path)
-        kind = stored.get('optimizer')
-        kind = str(kind) if kind is not None and kind.dtype.kind == 'U' and kind.ndim == 0 else None
-        if kind != type(self).__name__:
-            raise ValueError(f'{what}: {path} holds the state of {kind}, not {type(self).__name__}')
-        if 't' not in stored:
-            raise ValueError(f'{what}: {path} has no step count t')
-        d = {'t': stored['t'], 'hyperparams': {}, 'state': {}}
-        for name, a in stored.items():
-            if name.startswith('hyperparams/'):
-                d['hyperparams'][name.split('/', 1)[1]] = a
-            elif name.startswith('state/'):
-                key, slot = name[len('state/'):].rsplit('/', 1)
-                d['state'].setdefault(key, {})[slot] = a
-            elif name not in ('optimizer', 't'):
-                raise ValueError(f'{what}: {path} has an unexpected entry {name!r}')
+        if self.target is None:
+            raise RuntimeError(f'{what}: call setup(model) first')
+        path = existing_npz_path(path, what)
+        with NpzReader(path, what) as npz:
+            kind = _stored_kind(npz)
+            if kind != type(self).__name__:
+                raise ValueError(f'{what}: {path} holds the state of {kind}, not {type(self).__name__}')
+            shapes = self._expected_shapes(npz.keys(), path, what)
+            for name, shape in shapes.items():
+                stored_shape, dtype = npz.header(name)
+                if stored_shape != shape:
+                    label = name[len('state/'):] if name.startswith('state/') else name
+                    raise ValueError(f'{what}: {label!r} has shape {stored_shape} and dtype {dtype} in {path} '
+                                     f'but {"the parameter has" if label != name else "it should have"} '
+                                     f'shape {shape}: the shapes differ')
+            if 't' not in shapes:
+                raise ValueError(f'{what}: {path} has no step count t')
+            d = {'t': npz.read('t'), 'hyperparams': {}, 'state': {}}
+            for name in shapes:
+                if name.startswith('hyperparams/'):
+                    d['hyperparams'][name.split('/', 1)[1]] = npz.read(name)
+                elif name.startswith('state/'):
+                    key, slot = name[len('state/'):].rsplit('/', 1)
+                    d['state'].setdefault(key, {})[slot] = npz.read(name)
         self.load_state_dict(d)
+
+    def _expected_shapes(self, names, path, what):
+        """``{entry: shape}`` for the entries of a saved file; a name ``save`` never writes raises."""
+        params = self._params_by_key()
+        shapes = {}
+        for name in names:
+            if name in ('optimizer', 't') or name.startswith('hyperparams/') and \
+                    name.split('/', 1)[1] in self.hyperparams:
+                shapes[name] = ()
+                continue
+            key, _, slot = name[len('state/'):].rpartition('/')
+            if not name.startswith('state/') or not key or slot not in self.slots or key not in params:
+                raise ValueError(f'{what}: {path} has an unexpected entry {name!r} ({type(self).__name__} '
+                                 f'saves optimizer, t, hyperparams/<{"|".join(self.hyperparams)}> and '
+                                 f'state/<parameter path>/<{"|".join(self.slots)}> for the parameters '
+                                 f'{list(params)})')
+            if params[key].data is None:
+                raise ValueError(f'{what}: parameter {key!r} is not initialised yet; run the model once')
+            shapes[name] = params[key].data.shape
+        return shapes
+
+
+def _stored_kind(npz):
+    """The optimizer class name a saved file holds (its ``optimizer`` entry), or None.
+
+    Read only when the header says it is one short string: a hostile entry is never decompressed.
+    """
+    if 'optimizer' not in npz.keys():
+        return None
+    shape, dtype = npz.header('optimizer')
+    if shape != () or dtype.kind != 'U' or dtype.itemsize > 400:
+        return None
+    return str(npz.read('optimizer'))
 
 
 def _real_scalar(value, what, key):

@@ -225,6 +225,15 @@ def fail(comm, mode):
             if mode == 'context':
                 with comm.abort_on_error():
                     raise KeyError('deliberate failure in a with block')
+            if mode == 'exit':
+                sys.exit(3)
+            if mode == 'exit_message':
+                sys.exit('deliberate exit with a message')
+            if mode == 'exit_caught':
+                try:
+                    sys.exit(4)  # caught: the rank goes on and the job ends normally
+                except SystemExit as e:
+                    assert e.code == 4
         step(model, opt, x, t)
     print('finished', comm.rank)
 

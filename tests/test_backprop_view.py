@@ -30,6 +30,7 @@ from dezero_kr.backprop_view import (MAX_NODES, ForwardRecord, plot_backward,
                                      record_forward)
 from dezero_kr.core import observing
 from dezero_kr.functions_math import cos, exp, sin, tanh
+from dezero_kr.graph import GraphRenderError, RendererNotFoundError
 from dezero_kr.graph import plot_backward as graph_plot_backward
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -350,6 +351,68 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     assert html.unescape(re.search(r'srcdoc="(.*)"', frame, re.S).group(1)) == view.html
 
 
+def _failing_renderer(tmp_path):
+    """An executable that is found but fails: the error comes after the backward pass."""
+    exe = tmp_path / 'broken-dot'
+    exe.write_text('#!/bin/sh\necho "broken renderer" >&2\nexit 3\n')
+    exe.chmod(0o755)
+    return str(exe)
+
+
+@pytest.mark.parametrize('create_graph', [False, True])
+@pytest.mark.filterwarnings('ignore:backward\\(create_graph=True\\) stored a gradient:UserWarning')
+def test_a_failed_call_leaves_every_gradient_as_it_was(tmp_path, create_graph):
+    """Issue 23: a renderer problem must not leave .grad accumulated (a retry would double-count)."""
+    L, (x, y) = seed_graph()
+    x.grad = Variable(np.array(1.0))     # an earlier gradient, accumulated onto by backward
+    x_grad = x.grad
+    with pytest.raises(GraphRenderError, match='broken renderer'):
+        plot_backward(L, renderer=_failing_renderer(tmp_path), retain_grad=True, create_graph=create_graph)
+    assert x.grad is x_grad and float(x.grad.data) == 1.0
+    assert y.grad is None and L.grad is None and L.creator.inputs[1].grad is None
+    with pytest.raises(RendererNotFoundError, match='plot_backward: .*no-such-renderer'):
+        plot_backward(L, renderer=str(tmp_path / 'no-such-renderer'))
+    assert x.grad is x_grad and float(x.grad.data) == 1.0 and y.grad is None
+    plot_backward(L)                      # the retry counts once: 1 + 39
+    assert float(x.grad.data) == 40.0 and float(y.grad.data) == 26.0
+
+
+def test_a_failed_save_leaves_the_gradients(tmp_path, monkeypatch):
+    L, (x, y) = seed_graph()
+    import dezero_kr.backprop_view as bv
+
+    def full_disk(self, path):
+        raise OSError('disk full')
+    monkeypatch.setattr(bv.BackwardView, 'save', full_disk)
+    with pytest.raises(OSError, match='disk full'):
+        plot_backward(L, to_file=tmp_path / 'p.html')
+    assert x.grad is None and y.grad is None
+
+
+def test_lone_surrogate_in_a_name_and_title_shows_its_code(tmp_path):
+    """Issue 23: as plot_dot_graph, a lone surrogate shows as \\udc80 instead of UnicodeEncodeError."""
+    L, (x, y) = seed_graph()
+    x.name = 'x\udc80'
+    view = plot_backward(L, to_file=tmp_path / 'p.html', title='t\ud800')
+    text = (tmp_path / 'p.html').read_text(encoding='utf-8')
+    data = json.loads(re.search(r'id="dz-data">(.*?)</script>', text, re.S).group(1))
+    assert data['names'][data['final'][0]['var']]['label'] == 'x\\udc80'
+    assert data['title'] == 't\\ud800' and '<title>t\\ud800 ' in text
+    assert float(x.grad.data) == 39.0 and view.path == str(tmp_path / 'p.html')
+
+
+def test_labels_use_only_numbers_the_picture_shows():
+    """Issue 24: "Mul #5" names node 5, which the page draws as "#5" on that node (numberNodes)."""
+    L, (x, y) = seed_graph()
+    L.creator.inputs[0].name = None
+    view = plot_backward(L)
+    for entry in view.data['names']:
+        numbers = re.findall(r'#(\d+)', entry['label'])
+        assert numbers == ([] if entry['node'] is None or entry['label'] in ('x', 'y', 'u', 'L')
+                           else [entry['node'][len('dz-n'):]]), entry
+    assert 'numberNodes();' in view.html and '"#" + g.getAttribute("data-node")' in view.html
+
+
 # =============================================================================
 # The page in a real browser
 # =============================================================================
@@ -413,6 +476,28 @@ def final_panel(driver):
                 return [r.getAttribute('data-var'), r.querySelector('.dz-val').textContent]; });""")
 
 
+def final_pending(driver):
+    """True when the final-gradient panel says the values come at the end (and shows none)."""
+    return bool(driver.find_elements('css selector', '#dz-final .dz-final-pending'))
+
+
+def check_node_numbers_are_drawn(driver):
+    """Every "#N" in a label on the page is drawn on node N of the picture, inside the view."""
+    drawn = driver.execute_script("""
+        var out = {};
+        Array.prototype.forEach.call(document.querySelectorAll('#dz-graph g.node text.dz-num'),
+            function (t) { var b = t.getBoundingClientRect();
+                           out[t.parentNode.id] = [t.textContent, b.width > 0 && b.height > 0]; });
+        return out;""")
+    labels = driver.execute_script("""
+        return Array.prototype.map.call(document.querySelectorAll('.dz-name'),
+            function (s) { return [s.textContent, s.getAttribute('data-node')]; });""")
+    assert labels
+    for text, node in labels:
+        for number in re.findall(r'#(\d+)', text):
+            assert node == f'dz-n{number}' and drawn[node] == [f'#{number}', True], (text, node, drawn)
+
+
 def check_no_network_no_errors(driver, path):
     entries = driver.execute_script("return performance.getEntriesByType('resource').length")
     assert entries == 0
@@ -441,7 +526,10 @@ def test_browser_steps_follow_the_engine(browser, tmp_path, build):
     view, oracle, out, leaves = view_with_oracle(build, to_file=tmp_path / 'view.html')
     open_page(browser, view.path)
     n = len(oracle.funcs)
+    check_node_numbers_are_drawn(browser)
     for k, f in enumerate(oracle.funcs, start=1):
+        # the final gradients appear only once backward has produced them (issue 24)
+        assert final_panel(browser) == [] and final_pending(browser)
         click(browser, 'dz-next')
         state = dom_state(browser)
         assert state['pos'] == f'{k} / {n}'
@@ -456,6 +544,7 @@ def test_browser_steps_follow_the_engine(browser, tmp_path, build):
                 assert np.isclose(float(row[2]), float(g), rtol=1e-3), (row, g)
     click(browser, 'dz-next')  # past the end stays at the end
     assert dom_state(browser)['pos'] == f'{n} / {n}'
+    assert not final_pending(browser)
     shown = dict(final_panel(browser))
     assert set(shown) == {x.name for x in leaves}
     for x in leaves:
@@ -490,10 +579,11 @@ def test_browser_graph_at_the_size_limit(browser, tmp_path):
     n = len(oracle.funcs)
     click(browser, 'dz-last')
     assert dom_state(browser)['current'] == [view.node_id(oracle.funcs[-1])]
+    shown = dict(final_panel(browser))
     click(browser, 'dz-prev')
     assert dom_state(browser)['pos'] == f'{n - 1} / {n}'
     assert dom_state(browser)['current'] == [view.node_id(oracle.funcs[-2])]
-    shown = dict(final_panel(browser))
+    assert final_panel(browser) == [] and final_pending(browser)
     assert len(shown) == 143  # x and W0..W141
     # x's gradient has 12 elements (> 10): the page shows its norm, min and max
     norm, low, high = re.fullmatch(r'‖g‖=(\S+)  min=(\S+)  max=(\S+)', shown['x']).groups()
@@ -584,6 +674,19 @@ def test_browser_seed_exact_text_keys_play_forward_and_screenshot(browser, tmp_p
         colors = rgb.getcolors(maxcolors=1 << 20)
         assert any(r > 180 and g < 80 and b < 80 for _, (r, g, b) in colors)  # the red highlight
     check_no_network_no_errors(browser, view.path)
+
+
+def test_browser_docs_say_where_the_panel_is(browser, tmp_path):
+    """Issue 24: the docs said the names are in the left panel; the page puts the panel on the right."""
+    view = plot_backward(seed_graph()[0], to_file=tmp_path / 'seed.html')
+    open_page(browser, view.path)
+    graph_x, panel_x = browser.execute_script(
+        "return [document.getElementById('dz-graph').getBoundingClientRect().left,"
+        " document.querySelector('aside').getBoundingClientRect().left];")
+    assert panel_x > graph_x + 200  # beside the picture, on its right
+    with open(os.path.join(ROOT, 'docs', 'backprop_view.md'), encoding='utf-8') as f:
+        docs = f.read()
+    assert '왼쪽 패널' not in docs and '오른쪽 패널' in docs
 
 
 # =============================================================================

@@ -276,6 +276,25 @@ def test_failing_rank_aborts_the_job(tmp_path, mode, messages):
         assert m in result.stderr, result.stderr
 
 
+@pytest.mark.parametrize('mode, status, message', [
+    ('exit', 3, 'rank 1 of 2: exited with status 3 outside comm.abort_on_error()'),
+    ('exit_message', 1, "rank 1 of 2: exited with status 'deliberate exit with a message'"),
+])
+def test_a_rank_calling_sys_exit_aborts_the_job_with_its_status(tmp_path, mode, status, message):
+    """Issue 23: sys.exit(3) outside abort_on_error() left rank 0 in MPI_Allreduce forever."""
+    result, seconds = run_ranks(2, [WORKER, tmp_path, mode], timeout=60)
+    assert seconds < 10, f'the job took {seconds:.1f} s to end'
+    assert result.returncode == status, (result.returncode, result.stderr)
+    assert 'finished' not in result.stdout
+    assert message in result.stderr, result.stderr
+
+
+def test_a_caught_sys_exit_does_not_abort_the_job(tmp_path):
+    result, _ = run_ranks(2, [WORKER, tmp_path, 'exit_caught'], timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count('finished') == 2  # both ranks ran to the end (lines may interleave)
+
+
 # =============================================================================
 # Alone, without MPI
 # =============================================================================

@@ -15,7 +15,7 @@ import pytest
 
 from _checks import png_size
 from _subproc import python_env
-from dezero_kr import graph
+from dezero_kr import dot, graph
 from dezero_kr.core import Constant, Function, Parameter, Variable
 from dezero_kr.core import sum as vsum
 from dezero_kr.functions_math import exp, log, sin, tanh
@@ -544,7 +544,7 @@ def test_missing_renderer_is_a_clear_error_and_keeps_the_dot_file(tmp_path, monk
     assert not (tmp_path / 'g.png').exists()
     # nothing anywhere: no override, nothing on PATH or next to Python
     monkeypatch.delenv(graph.RENDERER_ENV)
-    monkeypatch.setattr(graph.shutil, 'which', lambda *a, **k: None)
+    monkeypatch.setattr(dot.shutil, 'which', lambda *a, **k: None)
     assert graph.find_renderer() is None
     with pytest.raises(RendererNotFoundError, match='no Graphviz renderer found.*apt-get install'):
         plot_dot_graph(L, to_file=tmp_path / 'h.svg')
@@ -622,7 +622,7 @@ def test_writes_only_into_the_target_folder(tmp_path, monkeypatch, renderer):
 
 
 def test_dot_extension_writes_text_only(tmp_path, monkeypatch):
-    monkeypatch.setattr(graph.shutil, 'which', lambda *a, **k: None)  # no renderer needed
+    monkeypatch.setattr(dot.shutil, 'which', lambda *a, **k: None)  # no renderer needed
     *_, L = seed_graph()
     for name in ('g.dot', 'g.gv'):
         out = plot_dot_graph(L, to_file=tmp_path / name)
