@@ -10,11 +10,15 @@ the numbers the policy in ``dezero_kr.core._warn_grad_cycle`` rests on:
   bound only while the collector is off; with it on, memory stays a small
   fraction of that (the cycles are freed in bursts).
 """
+import gc
 import importlib.util
+import warnings
 
+import numpy as np
 import pytest
 
 from _subproc import ROOT
+from dezero_kr import Variable, autograd
 
 ITERS = 1500
 KIB = 1024
@@ -47,3 +51,23 @@ def test_the_tutorial_newton_loop_and_autograd_grad_keep_nothing():
         for on in (True, False):
             held, _, _ = tool.measure(loop, ITERS // 3, collector_on=on)
             assert held < 64 * KIB, f'{loop.__name__} with gc {"on" if on else "off"}: {held} bytes'
+
+
+def test_the_idiom_docs_teach_makes_no_cycle_and_the_right_derivatives():
+    # docs/tutorial/stage3.md, "기울기 속의 그래프와 순환 참조": autograd.grad stores nothing,
+    # so even with the collector off there is no cycle and no warning.
+    gc.disable()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            x = Variable(np.array(2.0))
+            y = x ** 4
+            gx, = autograd.grad(y, x, create_graph=True)
+            gx2, = autograd.grad(gx, x)
+    finally:
+        gc.enable()
+    assert float(gx.data) == 32.0 and gx.creator is not None
+    assert float(gx2.data) == 48.0 and x.grad is None
+    text = (ROOT / 'docs' / 'tutorial' / 'stage3.md').read_text(encoding='utf-8')
+    assert 'gx, = autograd.grad(y, x, create_graph=True)' in text
+    assert 'gx2, = autograd.grad(gx, x)' in text
