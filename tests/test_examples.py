@@ -174,6 +174,11 @@ def test_demo_prints_the_worked_numbers(demo_runs):
     assert 'directional derivative along (1, 1): 65' in out
     norms = re.search(r'global norm (\S+) -> (\S+)', out)
     assert float(norms.group(1)) > 0.1 and float(norms.group(2)) == pytest.approx(0.1, abs=1e-4)
+    # what docs/examples.md quotes from this run (see tests/test_doc_numbers.py)
+    page = (ROOT / 'docs' / 'examples.md').read_text(encoding='utf-8')
+    assert re.findall(r'테스트 정확도 (\S+)을 출력합니다', page) == [f'{acc:.4f}']
+    assert re.findall(r'\| L = 42, dL/dx = 39, dL/dy = 26 / 테스트 정확도 (\S+) \|', page) == [f'{acc:.4f}']
+    assert re.findall(r'전역 노름이 (\S+)에서 (\S+)으로 줄어드는', page) == [norms.groups()]
     assert seconds < 60, f'the demo took {seconds:.1f} s'
 
 
@@ -332,6 +337,13 @@ def test_digits_mlp_reaches_95_percent(tmp_path):
     accuracy = results(proc)['test_accuracy']
     print(f'digits_mlp.py (real settings): test accuracy {accuracy:.4f} in {seconds:.1f} s')
     assert accuracy >= 0.95, proc.stdout
+    # docs/examples.md quotes this run (seed 0) in three places: the summary, the seeds table
+    # (first column) and the BLAS measurements (see tests/test_doc_numbers.py for the others)
+    page = (ROOT / 'docs' / 'examples.md').read_text(encoding='utf-8')
+    quoted = (re.findall(r'테스트 정확도 \*\*(\S+)\*\* \(`--plain`', page)
+              + re.findall(r'\| 테스트 정확도 \| (\S+) \|', page)
+              + re.findall(r'정확도는 두 경우 모두\n(\S+)로 같습니다', page))
+    assert quoted == [f'{accuracy:.4f}'] * 3
     if seconds > 60:  # a loaded machine can be slower; the accuracy is what must hold
         warnings.warn(f'digits_mlp.py took {seconds:.1f} s (about 10 s on an idle 2-core machine)')
 

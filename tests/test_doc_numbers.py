@@ -1,0 +1,97 @@
+"""The run results that docs/examples.md quotes are what the examples print today.
+
+Each quoted number is read out of the page by a pattern that names its place
+(a table row, a sentence) and compared, as the script prints it (same digits),
+with a run of the command the page gives, with its real settings.  A change
+that moves a result then fails here instead of leaving the page wrong; fix
+the page with the new number.
+
+The quick runs (``sine_rnn.py`` both cells, ``spiral_mlp.py``: seconds) are
+always run; the longer ones (``digits_mlp.py --plain`` and seeds 1-5,
+``digits_cnn.py``, ``digits_mlp_mpi.py`` with 1 and 2 ranks) are marked
+``slow``.  ``digits_mlp.py``'s seed-0 result and ``demo.py``'s numbers are
+checked where tests/test_examples.py already runs them.
+"""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from _subproc import ROOT, python_env
+
+EXAMPLES = ROOT / 'examples'
+PAGE = ROOT / 'docs' / 'examples.md'
+RESULT = re.compile(r'^결과 \(result\): (\w+) = (\S+)$', re.MULTILINE)
+
+
+def page():
+    return PAGE.read_text(encoding='utf-8')
+
+
+def quoted(pattern, text=None):
+    """The groups of ``pattern``'s one match in docs/examples.md (a failure names the pattern)."""
+    found = re.findall(pattern, page() if text is None else text)
+    assert len(found) == 1, f'docs/examples.md: {len(found)} matches for {pattern!r}'
+    return found[0]
+
+
+def run_example(script, *args, ranks=1, cwd):
+    command = [sys.executable, str(EXAMPLES / script), '--no-progress', *args]
+    if ranks > 1:
+        from dezero_kr import distributed
+        command = [distributed.find_mpiexec(), '-n', str(ranks)] + command
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, encoding='utf-8',
+                          timeout=600, env=python_env(PYTHONIOENCODING='utf-8', MPLBACKEND='Agg'))
+    assert proc.returncode == 0, f'{script} {args}: {proc.stderr[-3000:]}'
+    return proc.stdout
+
+
+def result(stdout):
+    return dict(RESULT.findall(stdout))
+
+
+@pytest.mark.parametrize('cell', ['rnn', 'lstm'])
+def test_sine_rnn_numbers(cell, tmp_path):
+    out = run_example('sine_rnn.py', '--cell', cell, cwd=tmp_path)
+    mse = result(out)['test_mse']
+    last = re.findall(r'pre-clip grad norm mean (\S+) max \S+  clipped (\d+/\d+)', out)[-1]
+    row = quoted(rf'\| {cell.upper()} \| (\S+) \| (\S+) \| (\d+/\d+) \|')
+    assert row == (mse, f'{float(last[0]):.2f}', last[1]), out
+    summary = quoted(r'테스트 MSE (\S+) \(LSTM (\S+)\)')
+    assert summary[0 if cell == 'rnn' else 1] == mse
+    baseline = re.search(r'"x_\(t\+1\) = x_t" MSE (\S+)', out).group(1)
+    assert quoted(r'가장 단순한 예측의 MSE\((\S+)\)') == baseline
+
+
+def test_spiral_mlp_accuracy(tmp_path):
+    accuracy = result(run_example('spiral_mlp.py', cwd=tmp_path))['test_accuracy']
+    assert quoted(r'\| `spiral_mlp.py` \|[^\n]*\| 테스트 정확도 (\S+) \|') == accuracy
+    assert quoted(r'마지막 테스트 정확도는 \*\*(\S+)\*\*입니다') == accuracy
+
+
+@pytest.mark.slow
+def test_digits_mlp_plain_and_other_seeds(tmp_path):
+    plain = result(run_example('digits_mlp.py', '--plain', cwd=tmp_path))['test_accuracy']
+    assert quoted(r'\(`--plain`: (\S+)\) \|') == plain
+    assert quoted(r'\(`--plain`: (\S+), 297장 중 \d+장 틀림\)') == plain
+    wrong = quoted(r'\(`--plain`: \S+, 297장 중 (\d+)장 틀림\)')
+    assert int(wrong) == round(297 * (1 - float(plain)))
+    seeds = quoted(r'\| 테스트 정확도 \| ([^\n]*) \|').split(' | ')
+    for seed, accuracy in list(enumerate(seeds))[1:]:  # seed 0: tests/test_examples.py
+        assert result(run_example('digits_mlp.py', '--seed', str(seed), cwd=tmp_path))[
+            'test_accuracy'] == accuracy, f'seed {seed}'
+
+
+@pytest.mark.slow
+def test_digits_cnn_accuracy(tmp_path):
+    accuracy = result(run_example('digits_cnn.py', cwd=tmp_path))['test_accuracy']
+    assert quoted(r'\| `digits_cnn.py` \|[^\n]*\| 테스트 정확도 (\S+) \|') == accuracy
+    assert quoted(r'30에폭에 테스트 정확도\n\*\*(\S+)\*\*') == accuracy
+
+
+@pytest.mark.slow
+def test_digits_mlp_mpi_accuracy(tmp_path):
+    two = result(run_example('digits_mlp_mpi.py', ranks=2, cwd=tmp_path))['test_accuracy']
+    alone = result(run_example('digits_mlp_mpi.py', cwd=tmp_path))['test_accuracy']
+    assert quoted(r'\| 테스트 정확도 (\S+) \(혼자: (\S+)\) \|') == (two, alone)
