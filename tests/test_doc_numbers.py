@@ -95,3 +95,58 @@ def test_digits_mlp_mpi_accuracy(tmp_path):
     two = result(run_example('digits_mlp_mpi.py', ranks=2, cwd=tmp_path))['test_accuracy']
     alone = result(run_example('digits_mlp_mpi.py', cwd=tmp_path))['test_accuracy']
     assert quoted(r'\| 테스트 정확도 (\S+) \(혼자: (\S+)\) \|') == (two, alone)
+
+
+# =============================================================================
+# Numbers the tutorial pages quote in their prose from a step's recorded output
+# =============================================================================
+# (page under docs/ (or ../steps/README.md), pattern with one group per quoted number, step, patterns that read
+# each number from tests/golden/steps/<step>.txt, formats the page rounds them to).
+# The golden outputs are DEZERO_KR_FAST=1 runs, checked by tests/test_steps.py.
+GOLDEN_QUOTES = [
+    ('tutorial/stage4.md', r'손실이 \$(\S+)\$에서 \$(\S+)\$로 떨어지고', 'step42',
+     [r' 0회: loss = (\S+)', r' 10회: loss = (\S+)'], ['.1f', '.2f']),
+    ('tutorial/stage4.md', r'같은 값\(\$(\S+)\$\)과 기울기를 냅니다', 'step42',
+     [r'값 (\S+) == F.mean_squared_error'], ['.6f']),
+    ('tutorial/stage4.md', r'첫 에폭의 평균 손실 \$(\S+)\$은', 'step48',
+     [r'epoch   1: 평균 손실 (\S+)'], ['.2f']),
+    ('tutorial/stage4.md', r'훈련 정확도가 \$(\S+)\$입니다', 'step48',
+     [r'훈련 데이터 정확도: (\S+)'], ['.2f']),
+    ('tutorial/stage4.md', r'테스트 정확도가 \$(\S+)\$까지 오르는', 'step51',
+     [r'epoch  5: .*테스트 정확도 (\S+)'], ['.2f']),
+    ('tutorial/stage5.md', r'정확도가 달라지고\(\$(\S+)\$, \$(\S+)\$, \$(\S+)\$\)', 'step54',
+     [r'세 번 평가 \(매번 다른 뉴런이 꺼진다\): (\S+),', r'꺼진다\): \S+, (\S+),',
+      r'꺼진다\): \S+, \S+, (\S+)$'], ['.2f'] * 3),
+    ('tutorial/stage5.md', r'`test_mode\(\)`로 평가하면 늘 \$(\S+)\$입니다', 'step54',
+     [r'늘 같은 값\) : (\S+),'], ['.4f']),
+    ('tutorial/beyond.md', r'정답 클래스 1에서 손실 \$(\S+)\$', 'step63', [r'loss = (\S+)'], ['.6f']),
+    ('../steps/README.md', r'손실 (\S+), (\S+) vs \S+ \|', 'step63',
+     [r'loss = (\S+)', r'노름 (\S+), 상한'], ['.6f', '.3f']),
+]
+
+
+@pytest.mark.parametrize('page_name, pattern, step, golden_patterns, formats', GOLDEN_QUOTES,
+                         ids=[f'{q[0]}:{q[2]}' for q in GOLDEN_QUOTES])
+def test_tutorial_prose_quotes_the_recorded_output(page_name, pattern, step, golden_patterns, formats):
+    text = (ROOT / 'docs' / page_name).read_text(encoding='utf-8')
+    found = re.findall(pattern, text.replace('\n', ' '))
+    assert len(found) == 1, f'docs/{page_name}: {len(found)} matches for {pattern!r}'
+    shown = found[0] if isinstance(found[0], tuple) else (found[0],)
+    golden = (ROOT / 'tests' / 'golden' / 'steps' / f'{step}.txt').read_text(encoding='utf-8')
+    recorded = []
+    for golden_pattern, fmt in zip(golden_patterns, formats):
+        m = re.search(golden_pattern, golden, re.MULTILINE)
+        assert m, f'{step}.txt has no line matching {golden_pattern!r}'
+        recorded.append(format(float(m.group(1)), fmt))
+    assert list(shown) == recorded, f'docs/{page_name} says {shown}, {step} printed {recorded}'
+
+
+def test_getting_started_first_training_prints_what_the_page_shows(tmp_path):
+    text = (ROOT / 'docs' / 'getting_started.md').read_text(encoding='utf-8')
+    section = text.split('## 첫 학습', 1)[1]
+    code = section.split('```python\n', 1)[1].split('```', 1)[0]
+    shown = section.split('```text\n', 1)[1].split('```', 1)[0]
+    proc = subprocess.run([sys.executable, '-c', code], cwd=tmp_path, capture_output=True, text=True,
+                          encoding='utf-8', timeout=300, env=python_env(PYTHONIOENCODING='utf-8'))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == shown.splitlines()
