@@ -104,6 +104,7 @@ def test_digits_mlp_mpi_accuracy(tmp_path):
 # each number from tests/golden/steps/<step>.txt, formats the page rounds them to).
 # The golden outputs are DEZERO_KR_FAST=1 runs, checked by tests/test_steps.py.
 GOLDEN_QUOTES = [
+    ('tutorial/stage3.md', r'출력의 `5회`에서 `y = (\S+)`\)', 'step33', [r'  5회: .* y = (\S+)$'], ['.4e']),
     ('tutorial/stage4.md', r'손실이 \$(\S+)\$에서 \$(\S+)\$로 떨어지고', 'step42',
      [r' 0회: loss = (\S+)', r' 10회: loss = (\S+)'], ['.1f', '.2f']),
     ('tutorial/stage4.md', r'같은 값\(\$(\S+)\$\)과 기울기를 냅니다', 'step42',
@@ -120,6 +121,10 @@ GOLDEN_QUOTES = [
     ('tutorial/stage5.md', r'`test_mode\(\)`로 평가하면 늘 \$(\S+)\$입니다', 'step54',
      [r'늘 같은 값\) : (\S+),'], ['.4f']),
     ('tutorial/beyond.md', r'정답 클래스 1에서 손실 \$(\S+)\$', 'step63', [r'loss = (\S+)'], ['.6f']),
+    ('tutorial/stage5.md', r'평균 제곱 오차는 \$(\S+)\$입니다\(3에폭 모델\)', 'step59',
+     [r'평균 제곱 오차: (\S+)'], ['.4f']),
+    ('tutorial/stage5.md', r'첫 예측\(\$x = 0\$: \$(\S+)\$, 정답 \$(\S+)\$\)', 'step59',
+     [r'x =  0.000: .*예측 +(\S+),', r'x =  0.000: .*다음 값 +(\S+)$'], ['.2f', '.1f']),
     ('../steps/README.md', r'손실 (\S+), (\S+) vs \S+ \|', 'step63',
      [r'loss = (\S+)', r'노름 (\S+), 상한'], ['.6f', '.3f']),
 ]
@@ -150,3 +155,60 @@ def test_getting_started_first_training_prints_what_the_page_shows(tmp_path):
                           encoding='utf-8', timeout=300, env=python_env(PYTHONIOENCODING='utf-8'))
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines() == shown.splitlines()
+
+
+def test_stage2_file_table_names_where_each_op_lives():
+    # docs/tutorial/stage2.md's table of the package's files: each op it lists is defined there
+    import dezero_kr.functions_math as functions_math
+    import dezero_kr.operators as operators
+    text = (ROOT / 'docs' / 'tutorial' / 'stage2.md').read_text(encoding='utf-8')
+    rows = dict(re.findall(r'^\| `dezero_kr/(\w+)\.py` \| ([^\n]*) \|$', text, re.MULTILINE))
+    for module, row in (('operators', rows['operators']), ('functions_math', rows['functions_math'])):
+        names = [n for n in re.findall(r'`(\w+)`', row) if n[0].islower()]  # ops, not classes
+        where = operators if module == 'operators' else functions_math
+        assert names and all(getattr(where, n).__module__ == where.__name__ for n in names), (module, names)
+    assert not re.search(r'reshape|`sum`|행렬곱', rows['core'])
+
+
+def test_tutorial_index_promises_what_the_stages_keep():
+    # "자주 하는 실수" may be promised for every step only when every step section has one
+    tutorial = ROOT / 'docs' / 'tutorial'
+    index = (tutorial / 'index.md').read_text(encoding='utf-8')
+    promise = index.split('단계마다', 1)[1].split('적었습니다', 1)[0]
+    sections = []
+    for page in sorted(tutorial.glob('stage*.md')) + [tutorial / 'beyond.md']:
+        sections += re.split(r'^## (?=\d+단계)', page.read_text(encoding='utf-8'), flags=re.M)[1:]
+    with_mistakes = sum('**자주 하는 실수.**' in section for section in sections)
+    assert sections and with_mistakes > 0
+    if with_mistakes < len(sections):
+        assert '자주 하는 실수' not in promise, (
+            f'docs/tutorial/index.md promises 자주 하는 실수 in every step; {with_mistakes} of '
+            f'{len(sections)} step sections have one')
+
+
+def test_stage5_rnn_paragraph_quotes_tools_rnn_spikes(tmp_path):
+    # docs/tutorial/stage5.md, step 59: the jump in epoch 2, its gradient norms, and what a
+    # smaller learning rate and clipping do, all from tools/rnn_spikes.py (3 epochs)
+    proc = subprocess.run([sys.executable, str(ROOT / 'tools' / 'rnn_spikes.py')], cwd=tmp_path,
+                          capture_output=True, text=True, encoding='utf-8', timeout=600,
+                          env=python_env(PYTHONIOENCODING='utf-8'))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    runs = {}
+    for name, epoch, loss, norm in re.findall(r'RESULT (\w+) epoch (\d) loss (\S+) max_norm (\S+)',
+                                               proc.stdout):
+        runs.setdefault(name, []).append((float(loss), float(norm)))
+    text = (ROOT / 'docs' / 'tutorial' / 'stage5.md').read_text(encoding='utf-8').replace('\n', ' ')
+
+    plain = runs['plain']
+    assert '$0.035 \\to 0.188 \\to 0.0077$로, **2에폭에 다섯 배로' in text
+    assert [f'{loss:.3g}' for loss, _ in plain] == ['0.035', '0.188', '0.00766']
+    assert round(plain[1][0] / plain[0][0]) == 5
+    assert f'1에폭에는 최대 ${plain[0][1]:.0f}$, 손실이 튄 2에폭에는 최대 ${plain[1][1]:.0f}$' in text
+    small = runs['small_lr']
+    assert ('$0.053 \\to 0.021 \\to 0.0085$로 튀지 않습니다' in text
+            and [f'{loss:.2g}' for loss, _ in small] == ['0.053', '0.021', '0.0085'])
+    assert small[0][0] > small[1][0] > small[2][0]
+    clip = runs['clip']
+    assert ('$0.036 \\to 0.171 \\to 0.046$으로' in text
+            and [f'{loss:.3g}' for loss, _ in clip] == ['0.0365', '0.171', '0.0461'])
+    assert clip[1][0] > 4 * clip[0][0]  # clipping leaves the jump
