@@ -64,10 +64,14 @@ def test_sine_rnn_numbers(cell, tmp_path):
     assert quoted(r'가장 단순한 예측의 MSE\((\S+)\)') == baseline
 
 
-def test_spiral_mlp_accuracy(tmp_path):
-    accuracy = result(run_example('spiral_mlp.py', cwd=tmp_path))['test_accuracy']
-    assert quoted(r'\| `spiral_mlp.py` \|[^\n]*\| 테스트 정확도 (\S+) \|') == accuracy
-    assert quoted(r'마지막 테스트 정확도는 \*\*(\S+)\*\*입니다') == accuracy
+@pytest.mark.parametrize('script, sentence', [
+    ('spiral_mlp.py', r'마지막 테스트 정확도는 \*\*(\S+)\*\*입니다'),
+    pytest.param('digits_cnn.py', r'30에폭에 테스트 정확도\n\*\*(\S+)\*\*', marks=pytest.mark.slow),
+])
+def test_accuracy_in_the_summary_table_and_the_text(script, sentence, tmp_path):
+    accuracy = result(run_example(script, cwd=tmp_path))['test_accuracy']
+    assert quoted(rf'\| `{re.escape(script)}` \|[^\n]*\| 테스트 정확도 (\S+) \|') == accuracy
+    assert quoted(sentence) == accuracy
 
 
 @pytest.mark.slow
@@ -81,13 +85,6 @@ def test_digits_mlp_plain_and_other_seeds(tmp_path):
     for seed, accuracy in list(enumerate(seeds))[1:]:  # seed 0: tests/test_examples.py
         assert result(run_example('digits_mlp.py', '--seed', str(seed), cwd=tmp_path))[
             'test_accuracy'] == accuracy, f'seed {seed}'
-
-
-@pytest.mark.slow
-def test_digits_cnn_accuracy(tmp_path):
-    accuracy = result(run_example('digits_cnn.py', cwd=tmp_path))['test_accuracy']
-    assert quoted(r'\| `digits_cnn.py` \|[^\n]*\| 테스트 정확도 (\S+) \|') == accuracy
-    assert quoted(r'30에폭에 테스트 정확도\n\*\*(\S+)\*\*') == accuracy
 
 
 @pytest.mark.slow
