@@ -124,6 +124,7 @@ def _changed(var_data, print_):
 
 class _AnomalyDetector:
     __slots__ = ('check_nan', 'recorded')
+    reports_grad_cycles = True  # backprop warns about a graph left in a leaf's .grad (core)
 
     def __init__(self, check_nan):
         self.check_nan = check_nan

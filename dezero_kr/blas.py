@@ -15,10 +15,11 @@ variable ``DEZERO_KR_BLAS_THREADS`` overrides it (a positive count, or ``0`` /
 ``default`` to leave BLAS as it is).  Large models (matrices of thousands of
 rows) gain from more threads: call ``set_blas_threads(n)`` yourself.
 
-The thread count is changed at run time through ``threadpoolctl`` (the optional
-extra ``pip install "dezero_kr[blas]"``, or ``pip install threadpoolctl``), so it
+The thread count is changed at run time through ``threadpoolctl`` (a dependency
+of ``pip install dezero_kr``: small, pure Python, what scikit-learn uses), so it
 works after NumPy has been imported, unlike ``OPENBLAS_NUM_THREADS``, which is
-read only once when the BLAS library loads.
+read only once when the BLAS library loads.  Where it is missing anyway (a
+checkout used without installing), ``small_model_policy`` warns and goes on.
 """
 import operator
 import os
@@ -28,7 +29,7 @@ ENV_THREADS = 'DEZERO_KR_BLAS_THREADS'
 SMALL_MODEL_THREADS = 1
 
 _INSTALL_HINT = ('threadpoolctl is not installed, so the BLAS thread count cannot be set: '
-                 'pip install threadpoolctl  (or pip install "dezero_kr[blas]")')
+                 'pip install threadpoolctl  (or pip install -e . from the repository root)')
 
 __all__ = ['set_blas_threads', 'blas_threads', 'small_model_policy', 'ENV_THREADS',
            'SMALL_MODEL_THREADS']
@@ -36,7 +37,7 @@ __all__ = ['set_blas_threads', 'blas_threads', 'small_model_policy', 'ENV_THREAD
 
 def _threadpoolctl():
     try:
-        import threadpoolctl  # optional extra [blas]; imported only when a limit is asked for
+        import threadpoolctl  # a dependency, imported only when a limit is asked for
     except ImportError as e:
         raise ImportError(_INSTALL_HINT) from e
     return threadpoolctl

@@ -91,10 +91,12 @@ def reused_function(f):
                         f'f(a); f(b)).')
 
 
-# What backprop warns, once per process (as PyTorch), when create_graph leaves a graph in a .grad.
+# What backprop warns, once per process, when create_graph leaves a graph in a leaf's .grad
+# while the cycle collector is off (the cycle is then never freed) or inside detect_anomaly().
 GRAD_CYCLE = ('backward(create_graph=True) stored a gradient that has a graph in a leaf\'s '
-              '.grad: leaf -> .grad -> graph -> leaf is a reference cycle, so that memory '
-              'is freed only by the garbage collector (and never with gc disabled). '
+              '.grad: leaf -> .grad -> graph -> leaf is a reference cycle, which only '
+              'Python\'s garbage collector frees (shown because gc is disabled, so it is '
+              'never freed, or because detect_anomaly() is on). '
               'Call x.cleargrad() on each leaf when you are done with its gradient, or use '
               'dezero_kr.autograd.grad(y, x, create_graph=True), which returns the '
               'gradients and stores none.  (Shown once.)')

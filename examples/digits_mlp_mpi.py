@@ -2,7 +2,7 @@
 
     mpiexec -n 2 python examples/digits_mlp_mpi.py         # 2 processes, each on half the data
     python examples/digits_mlp_mpi.py                      # the same file alone (1 process)
-    mpiexec -n 2 python examples/digits_mlp_mpi.py --save digits.npz   # rank 0 writes the weights
+    mpiexec -n 2 python examples/digits_mlp_mpi.py --save out/digits.npz   # rank 0 writes the weights
 
 Needs the MPI extra for more than one process: ``pip install -e ".[mpi]"``.
 

@@ -3,18 +3,29 @@
 The thread counts are read back through threadpoolctl itself (what OpenBLAS or
 MKL report), not through dezero_kr, so a helper that changed nothing would fail.
 """
+import configparser
+import re
 import subprocess
 import sys
 import warnings
 
 import numpy as np
 import pytest
+import threadpoolctl  # a dependency of dezero_kr (setup.cfg install_requires)
 
 from _subproc import ROOT, python_env
 from dezero_kr import blas, utils
 
-threadpoolctl = pytest.importorskip('threadpoolctl', reason='threadpoolctl is not installed '
-                                    '(pip install -e ".[test]" or ".[blas]")')
+
+def test_threadpoolctl_is_installed_by_the_plain_install():
+    # README's first command is `pip install -e .`: the small-model policy (one BLAS thread,
+    # no RuntimeWarning) must hold right after it, so threadpoolctl is not an extra.
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / 'setup.cfg', encoding='utf-8')
+    required = [re.split(r'[<>=!~;\s\[]', line.strip(), maxsplit=1)[0].lower()
+                for line in cfg['options']['install_requires'].splitlines()
+                if line.strip() and not line.strip().startswith('#')]
+    assert 'threadpoolctl' in required, required
 
 
 def blas_counts():

@@ -21,7 +21,7 @@ COMPLEXITY_ALLOWED = {('core.py', 'backprop')}
 # Imports inside functions, each with its reason: an optional extra, or a module
 # that only a rarely used path needs.  Anything else goes at the top of the module.
 INNER_IMPORTS_ALLOWED = {
-    ('blas.py', '_threadpoolctl'): 'threadpoolctl (optional extra [blas])',
+    ('blas.py', '_threadpoolctl'): 'threadpoolctl (a dependency, loaded when a limit is asked for)',
     ('distributed.py', '_mpi'): 'mpi4py (optional extra [mpi])',
     ('download.py', '_download_once'): 'urllib/http/ssl only when a download starts',
     ('download.py', '_download_with_retry'): 'urllib only when a download starts',

@@ -9,6 +9,10 @@
   matplotlib), and without matplotlib the example must still finish.
 * ``digits_mlp.py`` runs once with its real settings and must reach 95% test
   accuracy (about 10 s here).
+* The small runs, and a run of every example without ``--plot``, happen in the
+  root of a clone of this working tree (``tests/_clone.py``), as README's
+  commands do: afterwards ``git status --short`` is empty and no run printed a
+  ``Warning`` on standard error.
 * ``mnist.py`` never touches the network: it is run with the cache folder set
   to a temporary folder and HTTP(S) proxies pointing at a closed local port, and
   inside a bootstrap that refuses every non-loopback connection and name lookup.
@@ -25,12 +29,15 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from _clone import git_status, make_clone
 from _subproc import ROOT, not_gitignored, python_env
 
 EXAMPLES = ROOT / 'examples'
@@ -167,6 +174,11 @@ def test_demo_prints_the_worked_numbers(demo_runs):
     assert 'directional derivative along (1, 1): 65' in out
     norms = re.search(r'global norm (\S+) -> (\S+)', out)
     assert float(norms.group(1)) > 0.1 and float(norms.group(2)) == pytest.approx(0.1, abs=1e-4)
+    # what docs/examples.md quotes from this run (see tests/test_doc_numbers.py)
+    page = (ROOT / 'docs' / 'examples.md').read_text(encoding='utf-8')
+    assert re.findall(r'테스트 정확도 (\S+)을 출력합니다', page) == [f'{acc:.4f}']
+    assert re.findall(r'\| L = 42, dL/dx = 39, dL/dy = 26 / 테스트 정확도 (\S+) \|', page) == [f'{acc:.4f}']
+    assert re.findall(r'전역 노름이 (\S+)에서 (\S+)으로 줄어드는', page) == [norms.groups()]
     assert seconds < 60, f'the demo took {seconds:.1f} s'
 
 
@@ -228,15 +240,22 @@ SMALL_RUNS = {
 
 
 @pytest.fixture(scope='module')
-def small_runs(tmp_path_factory):
-    """Each small run once (with ``--plot plots``), shared by the checks below."""
+def clone():
+    """The root of a clone of this working tree: the small runs happen there, as from README."""
+    with tempfile.TemporaryDirectory() as tmp:
+        yield make_clone(Path(tmp))
+
+
+@pytest.fixture(scope='module')
+def small_runs(tmp_path_factory, clone):
+    """Each small run once (with ``--plot plots``) in the clone's root, shared by the checks below."""
     done = {}
     for name, (script, args, *_rest) in SMALL_RUNS.items():
-        cwd = tmp_path_factory.mktemp(name)
-        env = _env(cwd)
+        outside = tmp_path_factory.mktemp(name)  # the download cache, outside the clone
+        env = _env(outside)
         if script == 'mnist.py':
-            fake_mnist(cwd / 'cache')
-        done[name] = (cwd,) + run(script, *args, '--plot', 'plots', cwd=cwd, env=env)
+            fake_mnist(outside / 'cache')
+        done[name] = (clone,) + run(script, *args, '--plot', 'plots', cwd=clone, env=env)
     return done
 
 
@@ -257,7 +276,8 @@ def test_example_plots_are_valid_png(small_runs, name):
     cwd, proc, _ = small_runs[name]
     assert proc.returncode == 0, proc.stderr
     pictures = SMALL_RUNS[name][4]
-    assert sorted(p.name for p in (cwd / 'plots').iterdir()) == sorted(pictures)
+    saved = re.findall(r'^\[그림 저장 / plot saved\] (.+)$', proc.stdout, re.MULTILINE)
+    assert sorted(saved) == sorted(os.path.join('plots', p) for p in pictures)
     for picture in pictures:
         assert_png(cwd / 'plots' / picture)
         # saved paths are shown relative to the folder the example runs in (paths.display_path)
@@ -283,6 +303,30 @@ def test_example_without_matplotlib_still_finishes(tmp_path):
     assert not any((tmp_path / 'plots').iterdir())
 
 
+def test_examples_leave_a_clone_clean_and_print_no_warning(small_runs, clone, tmp_path):
+    # README's commands from the root of a fresh clone: the demo, every example with
+    # --plot plots (small_runs) and without it, the GPT and MPI examples alone.
+    runs = {f'{name} --plot plots': proc for name, (_, proc, _) in small_runs.items()}
+    fake_mnist(tmp_path / 'cache')
+    env = _env(tmp_path)
+    plain = [('spiral_mlp.py', ['--epochs', '1']), ('digits_mlp.py', ['--epochs', '1']),
+             ('digits_cnn.py', ['--epochs', '1']), ('sine_rnn.py', ['--epochs', '1']),
+             ('sine_rnn.py', ['--epochs', '1', '--cell', 'lstm']),
+             ('mnist.py', ['--epochs', '1', '--skip-checksum'])]
+    plain += [('demo.py', []), ('gpt/train.py', ['--fast', '--samples', '1']),
+              ('digits_mlp_mpi.py', ['--epochs', '1', '--no-progress'])]
+    for script, args in plain:
+        proc, _ = run(script, *args, cwd=clone, env=env)
+        assert proc.returncode == 0, f'{script} {args}: {proc.stderr[-3000:]}'
+        runs[' '.join([script, *args])] = proc
+    pictures = sorted(p for *_, names in SMALL_RUNS.values() for p in names)
+    assert sorted(p.name for p in (clone / 'plots').iterdir()) == pictures
+    assert git_status(clone) == '', 'the examples left files that git sees'
+    warned = {name: [line for line in proc.stderr.splitlines() if 'Warning' in line]
+              for name, proc in runs.items()}
+    assert not {name: lines for name, lines in warned.items() if lines}
+
+
 def test_sine_rnn_logs_the_pre_clip_gradient_norm(small_runs):
     _, proc, _ = small_runs['sine_rnn']
     line = re.search(r'pre-clip grad norm mean (\S+) max (\S+)  clipped (\d+)/(\d+)', proc.stdout)
@@ -299,6 +343,13 @@ def test_digits_mlp_reaches_95_percent(tmp_path):
     accuracy = results(proc)['test_accuracy']
     print(f'digits_mlp.py (real settings): test accuracy {accuracy:.4f} in {seconds:.1f} s')
     assert accuracy >= 0.95, proc.stdout
+    # docs/examples.md quotes this run (seed 0) in three places: the summary, the seeds table
+    # (first column) and the BLAS measurements (see tests/test_doc_numbers.py for the others)
+    page = (ROOT / 'docs' / 'examples.md').read_text(encoding='utf-8')
+    quoted = (re.findall(r'테스트 정확도 \*\*(\S+)\*\* \(`--plain`', page)
+              + re.findall(r'\| 테스트 정확도 \| (\S+) \|', page)
+              + re.findall(r'정확도는 두 경우 모두\n(\S+)로 같습니다', page))
+    assert quoted == [f'{accuracy:.4f}'] * 3
     if seconds > 60:  # a loaded machine can be slower; the accuracy is what must hold
         warnings.warn(f'digits_mlp.py took {seconds:.1f} s (about 10 s on an idle 2-core machine)')
 

@@ -1,9 +1,10 @@
 """Golden-output tests for the tutorial scripts ``steps/stepNN.py``.
 
-Every ``steps/step*.py`` is run as a learner would run it (``python steps/stepNN.py``)
-in a subprocess: ``sys.executable``, cwd = a fresh temporary directory (files a script
-writes land there), the script's own directory first on ``sys.path`` (Python does that
-for scripts), the repository root on ``PYTHONPATH`` (so later steps import the working
+Every ``steps/step*.py`` is run as a learner would run it (``python steps/stepNN.py``
+from the repository root) in a subprocess: ``sys.executable``, cwd = the root of a clone
+of this working tree (``tests/_clone.py``; files a script writes land there, and after
+all steps ``git status --short`` must still be empty), the script's own directory first
+on ``sys.path`` (Python does that for scripts), the repository root on ``PYTHONPATH`` (so later steps import the working
 tree's ``dezero_kr``), ``DEZERO_KR_FAST=1`` (later training steps shorten their loops),
 ``MPLBACKEND=Agg``, and a timeout (``DEZERO_KR_STEP_TIMEOUT`` seconds, default 120).
 
@@ -23,7 +24,10 @@ Other checks, parametrised over the files found (so steps 23-60+ join automatica
 * no step is empty or a placeholder: it needs a Korean module docstring, code outside the
   docstring, and a non-trivial ``if __name__ == '__main__':`` block;
 * importing a step prints nothing (all demo code lives under the ``__main__`` guard);
-* steps 01-22 build the framework from scratch and must not import ``dezero_kr``.
+* steps 01-22 build the framework from scratch and must not import ``dezero_kr``;
+* after every step, the clone is clean (what they write is in ``.gitignore``, also when
+  run inside ``steps/``), no step printed a ``Warning`` on standard error, and the table
+  "파일은 어디에" in ``steps/README.md`` lists exactly the files each step wrote.
 
 Regenerate golden files after an intended change of output, then review the diff::
 
@@ -40,10 +44,12 @@ import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 
-from _subproc import ROOT, not_gitignored, python_env
+from _clone import Writes, git_status, ignored, make_clone
+from _subproc import ROOT, python_env
 
 STEPS_DIR = ROOT / 'steps'
 GOLDEN_DIR = ROOT / 'tests' / 'golden' / 'steps'
@@ -209,19 +215,88 @@ def test_import_prints_nothing(step, tmp_path):
     assert proc.stdout == '', f'importing {step.stem} printed output; move demo code under __main__'
 
 
+@pytest.fixture(scope='module')
+def clone():
+    """One clone of the working tree that every step of this module runs in, and its runs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        yield {'root': make_clone(Path(tmp)), 'runs': {}}
+
+
+def run_step_in_clone(step, clone):
+    """``python steps/stepNN.py`` from the clone's root; records (stderr, files written)."""
+    root = clone['root']
+    with Writes(root) as writes:
+        proc = run_python([str(Path('steps') / step.name)], root)
+    clone['runs'][step.stem] = (proc.stderr, writes.paths)
+    if proc.returncode != 0:
+        raise AssertionError(f'{step.name} exited with {proc.returncode}\n'
+                             f'--- stderr ---\n{proc.stderr[-4000:]}')
+    return proc.stdout
+
+
+def all_runs(clone):
+    """Every step's run in the clone (the steps not run yet by the golden tests run now)."""
+    for step in STEPS:
+        if step.stem not in clone['runs']:
+            try:
+                run_step_in_clone(step, clone)
+            except AssertionError:
+                pass  # the golden test reports the failure
+    return clone['runs']
+
+
 @pytest.mark.parametrize('step', [s for s in STEPS if golden_path(s).is_file()],
                          ids=[s.stem for s in STEPS if golden_path(s).is_file()])
-def test_step_output_matches_golden(step, tmp_path):
-    actual = run_step(step, tmp_path)
-    for folder in ('', 'steps'):  # what it wrote would be left in the repository: ignored?
-        assert not not_gitignored(tmp_path, folder), (
-            f'{step.name} writes {not_gitignored(tmp_path, folder)}: list them in .gitignore')
+def test_step_output_matches_golden(step, clone):
+    actual = run_step_in_clone(step, clone)
+    written = clone['runs'][step.stem][1]
+    for folder in ('', 'steps/'):  # run from the root or inside steps/: would git see it?
+        paths = [folder + p for p in written]
+        assert set(paths) <= ignored(clone['root'], paths), (
+            f'{step.name} writes {sorted(set(paths) - ignored(clone["root"], paths))}: '
+            f'list them in .gitignore')
     expected = golden_path(step).read_text(encoding='utf-8')
     assert expected.strip(), f'golden file for {step.name} is empty'
     problems = compare_output(actual, expected)
     assert not problems, (f'{step.name} output differs from {golden_path(step).relative_to(ROOT)} '
                           f'(regenerate with: python tests/test_steps.py --regen {step.stem})\n'
                           + '\n'.join(problems[:10]))
+
+
+def test_steps_leave_a_clone_of_the_repository_clean(clone):
+    all_runs(clone)
+    assert git_status(clone['root']) == '', 'running the steps from the root left files git sees'
+
+
+def test_steps_print_no_warning(clone):
+    # README's plain install: nothing English a learner cannot act on (RuntimeWarning about
+    # BLAS threads, UserWarning about create_graph cycles, ...) on standard error.
+    warned = {stem: [line for line in err.splitlines() if 'Warning' in line]
+              for stem, (err, _) in all_runs(clone).items()}
+    assert not {stem: lines for stem, lines in warned.items() if lines}
+
+
+def readme_files_table():
+    """{step number: [names]} from steps/README.md's table under '## 파일은 어디에'."""
+    text = (STEPS_DIR / 'README.md').read_text(encoding='utf-8')
+    section = text.split('## 파일은 어디에', 1)[1].split('\n## ', 1)[0]
+    table = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip('|').split('|')]
+        if len(cells) == 2 and cells[0].isdigit():
+            table[int(cells[0])] = sorted(re.findall(r'`([^`]+)`', cells[1]))
+    return table
+
+
+def test_readme_lists_the_files_each_step_writes(clone):
+    written = {}
+    for stem, (_, paths) in all_runs(clone).items():
+        names = {p.split('/')[0] + ('/' if '/' in p else '') for p in paths}  # a folder once
+        if names:
+            written[int(STEP_NAME.match(stem).group(1))] = sorted(names)
+    assert readme_files_table() == written, (
+        'steps/README.md, "파일은 어디에": the table must list what the steps write '
+        f'(DEZERO_KR_FAST=1 runs): {written}')
 
 
 def test_compare_tolerates_last_digits_and_padding():

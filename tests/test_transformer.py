@@ -511,6 +511,15 @@ def test_default_config_beats_the_unigram_baseline():  # the real command; ~1.5 
     assert len(samples) == 10 and all(s.startswith('  ') for s in samples)
     total = float(re.search(r'total time ([\d.]+)s', out.stdout).group(1))
     assert total < 300
+    # the numbers README (both languages) and docs/gpt.md quote from this run
+    readme = (ROOT / 'README.md').read_text(encoding='utf-8')
+    assert re.findall(r'검증 손실 (\S+) nats/글자\(유니그램 기준선 (\S+)\)', readme) == \
+        re.findall(r'validation loss of (\S+) nats/char \(unigram baseline (\S+)\)', readme) == \
+        [(f'{val_loss:.3f}', f'{unigram:.3f}')]
+    page = (ROOT / 'docs' / 'gpt.md').read_text(encoding='utf-8')
+    assert m.group(0) in page and '\n'.join(samples) in page
+    assert f'**검증 손실 {val_loss:.3f} nats/글자**' in page and f'**{unigram:.3f}**보다' in page
+    assert f'보다 {unigram - val_loss:.2f} 낮고' in page and f'{bigram:.3f}보다도 {bigram - val_loss:.2f} 낮습니다' in page
 
 
 # =============================================================================

@@ -2,6 +2,7 @@
 (max/min ties, powers at 0), leaf gradients each leaf owns, clear errors, and
 the two hazards detect_anomaly() and backward(create_graph=True) make visible.
 Per-thread modes are in test_threads.py."""
+import gc
 import math
 import re
 import warnings
@@ -388,25 +389,55 @@ def test_anomaly_mode_accepts_changes_a_backward_does_not_read():
             y.backward()
 
 
-def test_create_graph_on_leaves_warns_once_about_the_cycle(monkeypatch):
+def test_create_graph_on_leaves_is_quiet_while_gc_collects_cycles(monkeypatch):
+    # leaf -> .grad -> graph -> leaf is freed by Python's cycle collector (measured in
+    # tests/test_grad_cycle.py), so the learner's create_graph code prints nothing.
     monkeypatch.setattr(C, '_grad_cycle_warned', False)
-    x = _v(1.0, 2.0)
-    with pytest.warns(UserWarning, match=r'reference cycle.*cleargrad\(\).*autograd.grad'):
-        F.sum(x * x * x).backward(create_graph=True)
+    assert gc.isenabled()
     with warnings.catch_warnings():
         warnings.simplefilter('error')
-        x.cleargrad()
-        F.sum(x * x * x).backward(create_graph=True)  # shown once
+        x = _v(1.0, 2.0)
+        F.sum(x * x * x).backward(create_graph=True)
+        assert x.grad.creator is not None  # the cycle is there
+    assert C._grad_cycle_warned is False
+
+
+def test_create_graph_on_leaves_warns_once_with_gc_disabled(monkeypatch):
+    monkeypatch.setattr(C, '_grad_cycle_warned', False)
+    x = _v(1.0, 2.0)
+    gc.disable()
+    try:
+        with pytest.warns(UserWarning, match=r'reference cycle.*gc is disabled.*cleargrad\(\).*'
+                                             r'autograd.grad'):
+            F.sum(x * x * x).backward(create_graph=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            x.cleargrad()
+            F.sum(x * x * x).backward(create_graph=True)  # shown once
+    finally:
+        gc.enable()
+
+
+def test_create_graph_on_leaves_warns_inside_detect_anomaly(monkeypatch):
+    monkeypatch.setattr(C, '_grad_cycle_warned', False)
+    x = _v(1.0, 2.0)
+    with detect_anomaly():
+        with pytest.warns(UserWarning, match=r'reference cycle.*detect_anomaly\(\) is on'):
+            F.sum(x * x * x).backward(create_graph=True)
 
 
 def test_no_cycle_warning_where_there_is_no_cycle(monkeypatch):
     monkeypatch.setattr(C, '_grad_cycle_warned', False)
-    with warnings.catch_warnings():
-        warnings.simplefilter('error')
-        x = _v(1.0, 2.0)
-        F.sum(x * x).backward()                                   # no graph in .grad
-        g, = autograd.grad(F.sum(x * x * x), x, create_graph=True)  # stores nothing
-        assert g.creator is not None
+    gc.disable()  # where a cycle would warn
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')
+            x = _v(1.0, 2.0)
+            F.sum(x * x).backward()                                   # no graph in .grad
+            g, = autograd.grad(F.sum(x * x * x), x, create_graph=True)  # stores nothing
+            assert g.creator is not None
+    finally:
+        gc.enable()
     assert C._grad_cycle_warned is False
 
 
