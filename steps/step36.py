@@ -20,8 +20,8 @@ backpropagation이고, 2차 미분을 구하는 것보다 쓰임이 넓다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Variable
+import mydezero.functions as F
+from mydezero import Variable
 
 
 def gradient_in_expression():
@@ -35,14 +35,16 @@ def gradient_in_expression():
     return float(x.grad.data)
 
 
-def hessian_vector_product(f, x0, v):
-    x = Variable(np.array(x0))
-    y = f(x)
+def hessian_vector_product(f, point, v):
+    """f(x0, x1)의 헤세 행렬 H와 상수 벡터 v의 곱 Hv를 double backprop으로."""
+    x0, x1 = Variable(np.array(point[0])), Variable(np.array(point[1]))
+    y = f(x0, x1)
     y.backward(create_graph=True)
-    g = x.grad
-    x.cleargrad()
-    (g * v).sum().backward()  # d/dx (g . v) = H v   (v는 상수)
-    return x.grad.data
+    g0, g1 = x0.grad, x1.grad
+    x0.cleargrad()
+    x1.cleargrad()
+    (g0 * v[0] + g1 * v[1]).backward()  # d/dx (g . v) = H v   (v는 상수)
+    return np.array([float(x0.grad.data), float(x1.grad.data)])
 
 
 def penalty(w, x):
@@ -59,8 +61,8 @@ def penalty(w, x):
 if __name__ == '__main__':
     print('1. z = (dy/dx)^3 + y, y = x^2, x = 2:  dz/dx =', gradient_in_expression())
 
-    def f(x):
-        return x[0] ** 2 * x[1] + x[1] ** 3
+    def f(x0, x1):
+        return x0 ** 2 * x1 + x1 ** 3
 
     x0, v = np.array([1.0, 2.0]), np.array([1.0, -1.0])
     H = np.array([[2 * x0[1], 2 * x0[0]], [2 * x0[0], 6 * x0[1]]])  # 손으로 구한 헤세 행렬

@@ -318,8 +318,8 @@ def test_core_simple_grads_are_arrays():
     x = core_simple.Variable(np.array(3.0))
     y = x ** 2 + 2 * x - x / 3.0
     y.backward()
-    # an ndarray or a NumPy scalar (0-d arithmetic gives one, as in DeZero): never a Variable
-    assert isinstance(x.grad, (np.ndarray, np.generic)) and float(x.grad) == pytest.approx(2 * 3 + 2 - 1 / 3)
+    # an ndarray (0-d arithmetic gives NumPy scalars; the engine wraps them): never a Variable
+    assert type(x.grad) is np.ndarray and float(x.grad) == pytest.approx(2 * 3 + 2 - 1 / 3)
 
 
 # ---------------------------------------------------------------------------

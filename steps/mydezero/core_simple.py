@@ -132,10 +132,11 @@ class Variable:
                 gxs = (gxs,)
 
             for x, gx in zip(f.inputs, gxs):
+                # 0차원 배열끼리 계산하면 NumPy 수(np.float64)가 나온다: 기울기는 늘 ndarray로
                 if x.grad is None:
-                    x.grad = gx
+                    x.grad = as_array(gx)
                 else:
-                    x.grad = x.grad + gx  # += 는 같은 배열을 고쳐 버린다 (14단계)
+                    x.grad = as_array(x.grad + gx)  # += 는 같은 배열을 고쳐 버린다 (14단계)
 
                 if x.creator is not None:
                     add_func(x.creator)
