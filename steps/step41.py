@@ -1,4 +1,4 @@
-"""41단계: 행렬 곱 -- MatMul을 직접 만든다
+"""41단계: 행렬 곱 -- MatMul을 직접 만든다 (mydezero/functions.py)
 
 y = x W (x: (N, D), W: (D, H), y: (N, H))의 역전파는 다음 두 식이다.
 
@@ -9,39 +9,26 @@ y = x W (x: (N, D), W: (D, H), y: (N, H))의 역전파는 다음 두 식이다.
 그 기여를 n에 대해 더한다: dL/dW[d, h] = sum_n x[n, d] dL/dy[n, h]. 기울기의 모양이 변수의 모양과
 같아야 한다는 규칙(37단계)만 기억하면 어느 쪽을 전치해 어느 쪽에 곱할지 맞출 수 있다.
 
-MatMul.backward도 Variable 연산으로 적는다: 자기 자신 matmul과 38단계의 transpose. 이 학습용
-버전은 2차원 행렬끼리만 다룬다(3차원 이상에서는 transpose가 모든 축을 뒤집어 버린다).
-dezero_kr의 F.matmul(x, W), x.matmul(W), x @ W는 배치 행렬 곱 (B, N, D) @ (D, H)도 다룬다.
+MatMul.backward도 Variable 연산으로 적는다: 자기 자신 matmul과 38단계의 transpose(W.T). mydezero의
+matmul은 DeZero처럼 2차원 행렬끼리만 다룬다(3차원 이상에서는 transpose가 모든 축을 뒤집어 버린다).
+기준 패키지 dezero_kr의 F.matmul(x, W), x @ W는 배치 행렬 곱 (B, N, D) @ (D, H)도 다룬다.
+Variable에는 x.matmul(W), x.dot(W), x @ W가 생긴다.
 
 출력에서 볼 것
 * x (2, 3), W (3, 4)일 때 y, x.grad, W.grad의 모양
 * 역전파 결과가 위 공식을 NumPy로 직접 계산한 값과 같다 (assert).
 * 작은 정수 예: x = [[1, 2]], W = [[3], [4]]이면 y = 11, x.grad = W^T = [[3, 4]], W.grad = x^T = [[1], [2]]
-* 직접 만든 matmul이 dezero_kr와 같은 값·기울기를 내고 중앙 차분과 맞는다.
+* mydezero의 matmul이 기준 패키지 dezero_kr와 같은 값·기울기를 내고 중앙 차분과 맞는다.
 * 배치 행렬 곱 (dezero_kr): (5, 2, 3) @ (3, 4) -> (5, 2, 4)에서 W.grad는 배치 축까지 더한 (3, 4)
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+from mydezero import Variable
+from mydezero.functions import matmul
 
 from step37 import report, report_header
-from step38 import transpose
-
-
-class MatMul(Function):
-    """y = x @ W (2차원).  dL/dx = gy @ W^T,  dL/dW = x^T @ gy."""
-
-    def forward(self, x, W):
-        return x.dot(W)
-
-    def backward(self, gy):
-        x, W = self.inputs
-        return matmul(gy, transpose(W)), matmul(transpose(x), gy)
-
-
-def matmul(x, W):
-    return MatMul()(x, W)
 
 
 if __name__ == '__main__':
@@ -66,13 +53,13 @@ if __name__ == '__main__':
 
     report_header('dezero_kr와 비교')
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
-    report('matmul', matmul, F.matmul, a, b)
+    report('matmul', matmul, RF.matmul, a, b)
     report('matmul (4, 1) @ (1, 5)', matmul, lambda p, q: p @ q,
            rng.standard_normal((4, 1)), rng.standard_normal((1, 5)))
 
-    xb = Variable(rng.standard_normal((5, 2, 3)))
-    W = Variable(b)
-    y = xb @ W  # 배치 행렬 곱은 dezero_kr로
+    xb = dezero_kr.Variable(rng.standard_normal((5, 2, 3)))
+    W = dezero_kr.Variable(b)
+    y = xb @ W  # 배치 행렬 곱은 기준 패키지 dezero_kr로 (mydezero는 2차원만)
     y.backward()
     print(f'\n배치 행렬 곱 (dezero_kr): {xb.shape} @ {W.shape} -> {y.shape};  W.grad {W.grad.shape}')
     total = np.zeros((3, 4))

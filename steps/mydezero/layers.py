@@ -28,7 +28,13 @@ class Layer:
         self._params = {}  # 이름 -> None (넣은 순서를 기억하는 집합)
 
     def __setattr__(self, name, value):
-        if isinstance(value, (Parameter, Layer)):  # 층 안의 층도 모은다 (45단계)
+#@ step 44-44
+        kinds = Parameter
+#@ end
+#@ step 45
+        kinds = (Parameter, Layer)  # 층 안의 층도 모은다
+#@ end
+        if isinstance(value, kinds):
             self._params[name] = None
         super().__setattr__(name, value)
 
@@ -48,7 +54,7 @@ class Layer:
         for name in self._params:
             obj = self.__dict__[name]
 
-            if isinstance(obj, Layer):
+            if isinstance(obj, Layer):  # 층 안의 층 (45단계)
                 yield from obj.params()
             else:
                 yield obj
@@ -56,6 +62,18 @@ class Layer:
     def cleargrads(self):
         for param in self.params():
             param.cleargrad()
+#@ step 45
+
+    def named_params(self, prefix=''):
+        """('l0/W', Parameter) 쌍을 하나씩: 안쪽 층의 매개변수는 '/'로 이은 경로로."""
+        for name in self._params:
+            obj = self.__dict__[name]
+
+            if isinstance(obj, Layer):
+                yield from obj.named_params(prefix + name + '/')
+            else:
+                yield prefix + name, obj
+#@ end
 #@ step 52
 
     def to_cpu(self):
@@ -69,15 +87,10 @@ class Layer:
 #@ step 53
 
     def _flatten_params(self, params_dict, parent_key=''):
-        """{'l0/W': Parameter, ...}: 층 안의 층은 '/'로 이은 이름으로."""
-        for name in self._params:
-            obj = self.__dict__[name]
-            key = parent_key + '/' + name if parent_key else name
-
-            if isinstance(obj, Layer):
-                obj._flatten_params(params_dict, key)
-            else:
-                params_dict[key] = obj
+        """params_dict에 {'l0/W': Parameter, ...}를 채운다 (named_params의 경로가 열쇠)."""
+        prefix = parent_key + '/' if parent_key else ''
+        for key, param in self.named_params(prefix):
+            params_dict[key] = param
 
     def save_weights(self, path):
         """매개변수를 .npz 하나로 저장한다 (pickle 없이). 다 쓴 뒤에 이름을 바꾸므로

@@ -4,6 +4,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 
@@ -68,7 +69,7 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png'):
 
     dot = shutil.which('dot')
     if dot is None:
-        print(f'dot 프로그램이 없어 {dot_file}만 썼습니다 (Graphviz를 설치하세요)')
+        print(f'dot 프로그램이 없어 {dot_file}만 썼습니다 (Graphviz를 설치하세요)', file=sys.stderr)
         return None
     subprocess.run([dot, dot_file, '-T', extension[1:], '-o', to_file], check=True)
     return to_file
