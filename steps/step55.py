@@ -11,13 +11,14 @@
 
 패딩까지 포함한 길이 H + 2P 안에 커널의 시작 위치가 0, S, 2S, ... 로 놓일 수 있고, 마지막 시작
 위치는 H + 2P - K 이하여야 한다. 그 개수가 위 식이다(// 는 나머지를 버리는 나눗셈: 끝에 남은
-칸이 커널보다 짧으면 쓰지 않는다). dezero_kr.utils.get_conv_outsize(H, K, S, P)가 이 식이다.
+칸이 커널보다 짧으면 쓰지 않는다). 이 단계에서 mydezero/utils.py에 더하는 get_conv_outsize(H, K, S, P)가
+이 식이다(기준 패키지 dezero_kr.utils에도 같은 이름이 있다).
 
 출력에서 볼 것
 * 여러 (H, K, S, P)에서 공식 값과, 커널 시작 위치를 하나씩 세어 본 값이 같다.
 * 자주 쓰는 설정: K=3, P=1, S=1이면 크기가 그대로, S=2이면 절반(올림)이 된다.
 """
-from dezero_kr.utils import get_conv_outsize
+from mydezero.utils import get_conv_outsize
 
 
 def count_positions(H, K, S, P):

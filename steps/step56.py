@@ -29,8 +29,8 @@ im2col_array, col2im_array와 비교하고, col2im이 im2col의 전치(adjoint)�
 """
 import numpy as np
 
-from dezero_kr.functions_conv import col2im_array, im2col_array
-from dezero_kr.utils import get_conv_outsize
+from dezero_kr.functions_conv import col2im_array, im2col_array  # 기준 패키지
+from mydezero.utils import get_conv_outsize
 
 from _common import save_figure
 

@@ -33,47 +33,25 @@ class MLP(Model):
 
 
 class VGG16(Model):
-    """VGG16: 3x3 합성곱 13개(블록 5개)와 완전연결 3개. pretrained 가중치는 쓰지 않는다
+    """VGG16: 3x3 합성곱(패딩 1) 블록 5개 + 완전연결층 3개. x (N, 3, H, W) -> (N, 1000).
+    층 이름은 학습된 가중치 파일의 키와 같은 conv1_1 ... fc8. pretrained 가중치는 쓰지 않는다
     (mydezero는 내려받지 않는다)."""
+    BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))  # (채널, 합성곱 개수)
 
     def __init__(self):
         super().__init__()
-        self.conv1_1 = L.Conv2d(64, kernel_size=3, stride=1, pad=1)
-        self.conv1_2 = L.Conv2d(64, kernel_size=3, stride=1, pad=1)
-        self.conv2_1 = L.Conv2d(128, kernel_size=3, stride=1, pad=1)
-        self.conv2_2 = L.Conv2d(128, kernel_size=3, stride=1, pad=1)
-        self.conv3_1 = L.Conv2d(256, kernel_size=3, stride=1, pad=1)
-        self.conv3_2 = L.Conv2d(256, kernel_size=3, stride=1, pad=1)
-        self.conv3_3 = L.Conv2d(256, kernel_size=3, stride=1, pad=1)
-        self.conv4_1 = L.Conv2d(512, kernel_size=3, stride=1, pad=1)
-        self.conv4_2 = L.Conv2d(512, kernel_size=3, stride=1, pad=1)
-        self.conv4_3 = L.Conv2d(512, kernel_size=3, stride=1, pad=1)
-        self.conv5_1 = L.Conv2d(512, kernel_size=3, stride=1, pad=1)
-        self.conv5_2 = L.Conv2d(512, kernel_size=3, stride=1, pad=1)
-        self.conv5_3 = L.Conv2d(512, kernel_size=3, stride=1, pad=1)
+        for b, (channels, n) in enumerate(self.BLOCKS, start=1):
+            for i in range(1, n + 1):  # conv1_1, conv1_2, conv2_1, ...
+                setattr(self, f'conv{b}_{i}', L.Conv2d(channels, kernel_size=3, stride=1, pad=1))
         self.fc6 = L.Linear(4096)
         self.fc7 = L.Linear(4096)
         self.fc8 = L.Linear(1000)
 
     def forward(self, x):
-        x = F.relu(self.conv1_1(x))
-        x = F.relu(self.conv1_2(x))
-        x = F.pooling(x, 2, 2)
-        x = F.relu(self.conv2_1(x))
-        x = F.relu(self.conv2_2(x))
-        x = F.pooling(x, 2, 2)
-        x = F.relu(self.conv3_1(x))
-        x = F.relu(self.conv3_2(x))
-        x = F.relu(self.conv3_3(x))
-        x = F.pooling(x, 2, 2)
-        x = F.relu(self.conv4_1(x))
-        x = F.relu(self.conv4_2(x))
-        x = F.relu(self.conv4_3(x))
-        x = F.pooling(x, 2, 2)
-        x = F.relu(self.conv5_1(x))
-        x = F.relu(self.conv5_2(x))
-        x = F.relu(self.conv5_3(x))
-        x = F.pooling(x, 2, 2)
+        for b, (_, n) in enumerate(self.BLOCKS, start=1):
+            for i in range(1, n + 1):
+                x = F.relu(getattr(self, f'conv{b}_{i}')(x))
+            x = F.pooling(x, 2, 2)  # 크기를 절반으로
         x = F.reshape(x, (x.shape[0], -1))
         x = F.dropout(F.relu(self.fc6(x)))
         x = F.dropout(F.relu(self.fc7(x)))
