@@ -108,7 +108,8 @@ def save_dot(dot_text, to_file):
 
 
 def save_plot(plot_function, *args, to_file, **kwargs):
-    """dezero_kr.plot.<plot_function>(*args, to_file=to_file, **kwargs). matplotlib이 없으면 건너뛴다."""
+    """dezero_kr.plot.<plot_function>(*args, to_file=to_file, **kwargs). matplotlib이 없으면
+    건너뛴다."""
     try:
         path = plot_function(*args, to_file=to_file, **kwargs)
         print(f'[그림 저장] {display_path(path)}', file=sys.stderr)

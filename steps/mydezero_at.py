@@ -73,7 +73,8 @@ def text_at(path, n):
     file_step, lines = parse(path)
     if n < file_step:
         return None
-    kept = [line for line, first, last in lines if first <= n and (last is None or n <= last)]
+    kept = [line for line, first, last in lines
+            if first <= n and (last is None or n <= last)]
     return ''.join(kept)
 
 
@@ -153,16 +154,18 @@ def changes():
                 what = '새 파일: ' + ', '.join(x for x in top_names(text, imports)
                                               if not x.startswith('_'))
             else:
-                added = [x for x in top_names(text, imports) if x not in top_names(old, imports)]
+                old_names = top_names(old, imports)
+                added = [x for x in top_names(text, imports) if x not in old_names]
                 old_members, new_members = member_names(old), member_names(text)
                 for cls, members in new_members.items():
                     more = [m for m in members if m not in old_members.get(cls, [])]
                     if cls in old_members and more:
                         added.append(f'{cls}.' + '/'.join(more))
                 what = ('더함: ' + ', '.join(added)) if added else '고침'
-            diff = list(difflib.unified_diff((old or '').splitlines(), text.splitlines(),
-                                             f'mydezero/{name} ({n - 1}단계)',
-                                             f'mydezero/{name} ({n}단계)', lineterm='', n=1))
+            diff = list(difflib.unified_diff(
+                (old or '').splitlines(), text.splitlines(),
+                f'mydezero/{name} ({n - 1}단계)', f'mydezero/{name} ({n}단계)',
+                lineterm='', n=1))
             items.append((name, what, diff))
         if items:
             result.append((n, items))
@@ -184,10 +187,10 @@ def docs_page():
            '<!-- 이 페이지는 `python steps/mydezero_at.py --docs`가 만든다. 손으로 고치지 말 것. -->',
            '',
            '23단계부터 학습자가 만든 코드는 `steps/mydezero/` 패키지에 모인다. 23~60단계의 스크립트는',
-           '`dezero_kr`가 아니라 이 패키지를 `import`해서 쓰고, `dezero_kr`는 값과 기울기를 맞춰 보는',
-           '기준으로만 쓴다. 파일 배치는 DeZero와 같다(`core_simple`, `core`, `functions`,',
-           '`functions_conv`, `layers`, `models`, `optimizers`, `utils`, `datasets`, `dataloaders`,',
-           '`transforms`, `cuda`).',
+           '`dezero_kr`가 아니라 이 패키지를 `import`해서 쓰고, `dezero_kr`는 값과 기울기를',
+           '맞춰 보는 기준으로만 쓴다. 파일 배치는 DeZero와 같다(`core_simple`, `core`,',
+           '`functions`, `functions_conv`, `layers`, `models`, `optimizers`, `utils`,',
+           '`datasets`, `dataloaders`, `transforms`, `cuda`).',
            '',
            '## 어느 단계의 모습이든 꺼내 보기',
            '',
@@ -196,8 +199,10 @@ def docs_page():
            '45단계를 읽고 있다면 45단계 시점의 패키지를 꺼내 읽는다:',
            '',
            '```bash',
-           'python steps/mydezero_at.py 45 /tmp/at45   # /tmp/at45/mydezero/ 에 45단계 시점의 패키지',
-           'python steps/mydezero_at.py --changes      # 단계마다 더해진 파일과 이름',
+           '# /tmp/at45/mydezero/ 에 45단계 시점의 패키지',
+           'python steps/mydezero_at.py 45 /tmp/at45',
+           '# 단계마다 더해진 파일과 이름',
+           'python steps/mydezero_at.py --changes',
            '```',
            '',
            '각 단계는 자기 시점의 패키지로도 돌아간다: `tests/test_mydezero.py`가 23~60단계를 하나씩 그 시점의',

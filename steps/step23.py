@@ -20,9 +20,10 @@ __init__.py가 이름을 모아 두면 쓰는 쪽은 `from mydezero import Varia
 
     python steps/mydezero_at.py 23 /tmp/at23     # /tmp/at23/mydezero/ 에 23단계 시점의 패키지
 
-30단계부터는 기울기도 Variable인 core.py가 생기고 mydezero.Variable이 그쪽을 가리킨다. 그래서 23~29단계의
-스크립트는 `from mydezero.core_simple import Variable`처럼 core_simple에서 직접 가져온다(책의 is_simple_core
-스위치와 같은 일). 기준 패키지 dezero_kr(이 저장소의 라이브러리)는 값이 맞는지 확인하는 데만 쓴다.
+30단계부터는 기울기도 Variable인 core.py가 생기고 mydezero.Variable이 그쪽을 가리킨다. 그래서
+23~29단계의 스크립트는 `from mydezero.core_simple import Variable`처럼 core_simple에서 직접
+가져온다(책의 is_simple_core 스위치와 같은 일). 기준 패키지 dezero_kr(이 저장소의 라이브러리)는 값이
+맞는지 확인하는 데만 쓴다.
 
 출력에서 볼 것
 * 22단계와 같은 식 y = exp(x ** 2) ** 2 가 같은 값 3.297442541400256 (x=0.5)을 낸다 (dezero_kr와 같다).

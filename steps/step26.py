@@ -14,7 +14,8 @@ get_dot_graph를 mydezero/utils.py에 직접 쓰고(새 파일), 기준 패키�
 
     from mydezero.utils import get_dot_graph, plot_dot_graph
     text = get_dot_graph(y, verbose=True)            # DOT 텍스트 (문자열)
-    plot_dot_graph(y, verbose=True, to_file='y.png')  # 그림 파일 (+ 같은 이름의 y.dot, dot 프로그램 필요)
+    # 그림 파일 (+ 같은 이름의 y.dot, dot 프로그램 필요)
+    plot_dot_graph(y, verbose=True, to_file='y.png')
 
 verbose=True이면 변수 라벨에 "이름: shape dtype"이 붙는다. 같은 변수가 두 번 쓰여도 노드 줄은 하나이고
 화살표만 두 개다. DeZero는 같은 번호(id)의 노드 줄을 만날 때마다 다시 적었다(DeZero 이슈 #49):
@@ -85,7 +86,8 @@ if __name__ == '__main__':
     z = goldstein(x, yy)
     z.name = 'z'
     n_funcs, n_vars = graph_size(z)
-    n_nodes, n_edges = (sum(c.values()) for c in structure(get_dot_graph(z, verbose=False)))
+    labels, arrows = structure(get_dot_graph(z, verbose=False))
+    n_nodes, n_edges = sum(labels.values()), sum(arrows.values())
     print(f'\ngoldstein(x, y): 함수 {n_funcs}개, 변수 {n_vars}개 (상수 포함), '
           f'노드 {n_nodes}개, 화살표 {n_edges}개')
     print('  노드 = 함수 + 변수: 같은 변수가 여러 번 쓰여도 노드는 하나')

@@ -16,7 +16,8 @@ threshold를 작게 하면 항이 늘어 정확해지고 그래프도 커진다.
 step27_taylor.png는 항을 1, 2, 3, 4개 더한 다항식이 sin에 다가가는 모습이다(matplotlib이 있으면).
 
 출력에서 볼 것
-* x = pi/4 에서 F.sin(기준 패키지 dezero_kr의 정확한 sin)과 mydezero로 계산한 my_sin의 값/미분 비교: sin(pi/4) = cos(pi/4) = 0.7071067811865...
+* x = pi/4 에서 F.sin(기준 패키지 dezero_kr의 정확한 sin)과 mydezero로 계산한 my_sin의 값/미분 비교:
+  sin(pi/4) = cos(pi/4) = 0.7071067811865...
 * threshold가 작아질수록 쓰인 항 수, 그래프 크기(함수/변수 개수), 오차
 """
 import math

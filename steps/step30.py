@@ -50,7 +50,8 @@ def describe(v):
     f = v.creator
     if f is None:
         return 'creator 없음 (잎 변수)'
-    parents = [type(x.creator).__name__ if x.creator is not None else '잎' for x in f.inputs]
+    parents = [type(x.creator).__name__ if x.creator is not None else '잎'
+               for x in f.inputs]
     return f'creator = {type(f).__name__}, 그 입력들을 만든 것 = {parents}'
 
 
@@ -90,9 +91,10 @@ if __name__ == '__main__':
     for mine, package, name in [(sin, RF.sin, 'sin'), (cos, RF.cos, 'cos')]:
         for x0 in (np.pi / 3, -1.25):
             ours = first_and_second(mine, x0)
-            np.testing.assert_allclose(ours, first_and_second(package, x0, dezero_kr.Variable),
-                                       rtol=1e-15)
-            print(f'  {name}({x0:+.4f}): ({ours[0]:+.6f}, {ours[1]:+.6f}, {ours[2]:+.6f}) 같다')
+            ref = first_and_second(package, x0, dezero_kr.Variable)
+            np.testing.assert_allclose(ours, ref, rtol=1e-15)
+            print(f'  {name}({x0:+.4f}): '
+                  f'({ours[0]:+.6f}, {ours[1]:+.6f}, {ours[2]:+.6f}) 같다')
     xs = np.linspace(-3, 3, 7)
     print('gradient_check(직접 만든 sin, cos, 점 7개):',
           gradient_check(sin, xs), gradient_check(cos, xs))

@@ -3,11 +3,12 @@
 tanh(x) = (e^x - e^-x) / (e^x + e^-x) 는 미분이 다시 tanh로 적힌다: t = tanh(x)이면
 tanh' = 1 - t^2. 그래서 n차 미분은 t의 다항식 P_n(t)이고, 다음 규칙으로 정답을 만들 수 있다.
 
-    P_0(t) = t,   P_{n+1}(t) = P_n'(t) * (1 - t^2)      (연쇄 법칙: d/dx P(t) = P'(t) * dt/dx)
+    P_0(t) = t,   P_{n+1}(t) = P_n'(t) * (1 - t^2)
+        (연쇄 법칙: d/dx P(t) = P'(t) * dt/dx)
 
-이 단계에서 mydezero/functions.py에 더하는 Tanh의 backward는 입력 x가 아니라 출력 y를 쓴다: gy * (1 - y * y). 출력은 약한
-참조(17단계)로 들고 있으므로 self.outputs[0]()으로 꺼낸다. 이것도 Variable 연산이라 몇 번이든
-다시 미분된다.
+이 단계에서 mydezero/functions.py에 더하는 Tanh의 backward는 입력 x가 아니라 출력 y를 쓴다: gy * (1
+- y * y). 출력은 약한 참조(17단계)로 들고 있으므로 self.outputs[0]()으로 꺼낸다. 이것도 Variable
+연산이라 몇 번이든 다시 미분된다.
 
 자동 미분으로 n차 미분을 구하면 그 계산 그래프가 n이 늘 때마다 약 2.5~3배씩 커진다. n차 미분의
 그래프를 보려면(DeZero issue #37) 매번 y.backward(create_graph=True)를 부르고 y = x.grad로

@@ -59,7 +59,8 @@ def check_against_package(mine, package, *arrays, seed=0):
 
     틀리면 AssertionError를 낸다.
 
-    mine, package: Variable들(각각 mydezero, dezero_kr의 것)을 받아 Variable 하나를 돌려주는 함수.
+    mine, package: Variable들(각각 mydezero, dezero_kr의 것)을 받아
+    Variable 하나를 돌려주는 함수.
     arrays: 입력 ndarray들. 순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을
     비교하고 출력의 모양을 돌려준다.
     """
@@ -102,8 +103,9 @@ if __name__ == '__main__':
     print('t = sin(x) + c, 모양', t.shape)
     print(t)
 
-    # 손실은 보통 y = sum(t) 같은 스칼라다. sum은 39단계에서 만든다: 여기서는 t에서 바로
-    # 역전파한다. 시작 기울기가 t와 같은 모양의 1이므로 sum(t)를 역전파한 것과 같다.
+    # 손실은 보통 y = sum(t) 같은 스칼라다. sum은 39단계에서 만든다:
+    # 여기서는 t에서 바로 역전파한다. 시작 기울기가 t와 같은 모양의 1이므로
+    # sum(t)를 역전파한 것과 같다.
     t.backward(retain_grad=True)  # retain_grad: t의 기울기(시작값)도 남긴다
     print('\ny = sum(t) =', f'{float(np.sum(t.data)):.6f}')
     print(f't.grad (모양 {t.grad.shape})\n{t.grad}')

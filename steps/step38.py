@@ -3,7 +3,7 @@
 원소 값은 그대로 두고 배치만 바꾸는 함수다. 계산은 없지만 역전파에서 기울기의 모양을 입력에 맞게
 되돌려야 한다(37단계의 규칙: x.grad의 모양 = x.data의 모양).
 
-    reshape:   forward  x (2, 3) -> y (6,)        backward  gy (6,) -> reshape(gy, (2, 3))
+    reshape:   forward  x (2, 3) -> y (6,)      backward  gy (6,) -> reshape(gy, (2, 3))
     transpose: forward  x (2, 3) -> y (3, 2)      backward  gy (3, 2) -> transpose(gy)
                축 순서 axes를 주면 (예: (1, 2, 0)) backward는 그 역순열 (2, 0, 1)로 되돌린다.
                역순열은 np.argsort(axes): y의 j번 축이 x의 axes[j]번 축이었으므로, x의 i번 축은
@@ -54,7 +54,8 @@ if __name__ == '__main__':
     print(f'\ntranspose(x (2, 3, 4), (1, 2, 0)) -> y {y.shape}; x.grad {x.grad.shape}')
     print('  역순열 np.argsort((1, 2, 0)) =', tuple(int(i) for i in np.argsort((1, 2, 0))))
     print('  x.grad가 y.grad의 역전치와 같은가:',
-          np.array_equal(x.grad.data, np.arange(24.0).reshape(3, 4, 2).transpose(2, 0, 1)))
+          np.array_equal(x.grad.data,
+                         np.arange(24.0).reshape(3, 4, 2).transpose(2, 0, 1)))
 
     report_header('dezero_kr와 비교')
     rng = np.random.default_rng(38)

@@ -33,24 +33,28 @@ from step37 import report, report_header
 
 if __name__ == '__main__':
     x_data = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    for axis, keepdims in [(None, False), (0, False), (1, False), (1, True), ((0, 1), True)]:
+    for axis, keepdims in [(None, False), (0, False), (1, False), (1, True),
+                           ((0, 1), True)]:
         x = Variable(x_data)
         y = sum(x, axis=axis, keepdims=keepdims)
         gy = np.arange(1.0, y.size + 1).reshape(y.shape)  # 출력 쪽 기울기 1, 2, ...
         y.grad = Variable(gy)  # backward는 y.grad를 시작값으로 쓴다 (없으면 1로 채운다)
         y.backward()
         print(f'sum(axis={axis}, keepdims={keepdims}): y {y.shape} = {y.data.tolist()}')
-        print(f'  y.grad = {gy.tolist()} -> x.grad {x.grad.shape} = {x.grad.data.tolist()}')
+        print(f'  y.grad = {gy.tolist()} -> '
+              f'x.grad {x.grad.shape} = {x.grad.data.tolist()}')
 
     # 함정: 정사각 행렬을 axis=1로 더한 기울기 (2,)를 축을 끼우지 않고 바로 (2, 2)로 복사하면
     gy = np.array([1.0, 2.0])
     print('\n(2, 2)를 axis=1로 더한 기울기 [1, 2]를 복사하면')
-    print('  축을 끼워 넣고 (2, 1) -> (2, 2):', np.broadcast_to(gy.reshape(2, 1), (2, 2)).tolist())
+    print('  축을 끼워 넣고 (2, 1) -> (2, 2):',
+          np.broadcast_to(gy.reshape(2, 1), (2, 2)).tolist())
     print('  바로 (2,) -> (2, 2) (틀림)     :', np.broadcast_to(gy, (2, 2)).tolist())
 
     report_header('dezero_kr와 비교')
     x3 = np.random.default_rng(39).standard_normal((2, 3, 4))
-    for axis, keepdims in [(None, False), (0, False), (2, False), (-1, True), ((0, 2), False),
-                           ((0, 2), True)]:
+    for axis, keepdims in [(None, False), (0, False), (2, False), (-1, True),
+                           ((0, 2), False), ((0, 2), True)]:
         report(f'sum(axis={axis}, keepdims={keepdims})',
-               lambda v: sum(v, axis, keepdims), lambda v: RF.sum(v, axis, keepdims), x3)
+               lambda v: sum(v, axis, keepdims),
+               lambda v: RF.sum(v, axis, keepdims), x3)

@@ -38,7 +38,8 @@ if __name__ == '__main__':
     x1 = Variable(np.array([10.0]))
     y = add(x0, x1)
     y.backward()
-    print('(3,) + (1,):   y =', y.data, ' x0.grad =', x0.grad.data, ' x1.grad =', x1.grad.data)
+    print('(3,) + (1,):   y =', y.data, ' x0.grad =', x0.grad.data,
+          ' x1.grad =', x1.grad.data)
 
     x = Variable(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
     b = Variable(np.array([0.1, 0.2, 0.3]))
@@ -69,14 +70,18 @@ if __name__ == '__main__':
 
     report_header('dezero_kr와 비교')
     rng = np.random.default_rng(40)
-    a, v3, col = rng.standard_normal((2, 3)), rng.standard_normal(3), rng.standard_normal((2, 1))
+    a, v3 = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    col = rng.standard_normal((2, 1))
     batch = rng.standard_normal((5, 2, 3))
     report('broadcast_to (2, 3)', lambda u: broadcast_to(u, (2, 3)),
            lambda u: RF.broadcast_to(u, (2, 3)), v3)
     report('broadcast_to (4, 2, 3)', lambda u: broadcast_to(u, (4, 2, 3)),
            lambda u: RF.broadcast_to(u, (4, 2, 3)), col)
-    report('sum_to (1, 3)', lambda u: sum_to(u, (1, 3)), lambda u: RF.sum_to(u, (1, 3)), a)
-    report('sum_to (2, 1)', lambda u: sum_to(u, (2, 1)), lambda u: RF.sum_to(u, (2, 1)), batch)
-    report('sum_to (3,)', lambda u: sum_to(u, (3,)), lambda u: RF.sum_to(u, (3,)), batch)
+    report('sum_to (1, 3)', lambda u: sum_to(u, (1, 3)),
+           lambda u: RF.sum_to(u, (1, 3)), a)
+    report('sum_to (2, 1)', lambda u: sum_to(u, (2, 1)),
+           lambda u: RF.sum_to(u, (2, 1)), batch)
+    report('sum_to (3,)', lambda u: sum_to(u, (3,)),
+           lambda u: RF.sum_to(u, (3,)), batch)
     report('add (2, 3) + (3,)', add, lambda p, q: p + q, a, v3)
     report('add (2, 1) + (5, 2, 3)', add, lambda p, q: p + q, col, batch)

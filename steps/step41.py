@@ -17,7 +17,8 @@ Variable에는 x.matmul(W), x.dot(W), x @ W가 생긴다.
 출력에서 볼 것
 * x (2, 3), W (3, 4)일 때 y, x.grad, W.grad의 모양
 * 역전파 결과가 위 공식을 NumPy로 직접 계산한 값과 같다 (assert).
-* 작은 정수 예: x = [[1, 2]], W = [[3], [4]]이면 y = 11, x.grad = W^T = [[3, 4]], W.grad = x^T = [[1], [2]]
+* 작은 정수 예: x = [[1, 2]], W = [[3], [4]]이면 y = 11, x.grad = W^T = [[3, 4]], W.grad = x^T
+  = [[1], [2]]
 * mydezero의 matmul이 기준 패키지 dezero_kr와 같은 값·기울기를 내고 중앙 차분과 맞는다.
 * 배치 행렬 곱 (dezero_kr): (5, 2, 3) @ (3, 4) -> (5, 2, 4)에서 W.grad는 배치 축까지 더한 (3, 4)
 """
@@ -39,7 +40,8 @@ if __name__ == '__main__':
     gy = rng.standard_normal((2, 4))  # 출력 쪽 기울기 (손실에서 흘러온 값이라고 생각한다)
     y.grad = Variable(gy)
     y.backward()
-    print(f'x {x.shape} @ W {W.shape} -> y {y.shape};  x.grad {x.grad.shape}, W.grad {W.grad.shape}')
+    print(f'x {x.shape} @ W {W.shape} -> y {y.shape};  '
+          f'x.grad {x.grad.shape}, W.grad {W.grad.shape}')
     np.testing.assert_allclose(x.grad.data, gy @ W.data.T, rtol=1e-14)
     np.testing.assert_allclose(W.grad.data, x.data.T @ gy, rtol=1e-14)
     print('x.grad == gy @ W.T, W.grad == x.T @ gy (NumPy로 계산한 공식과 같다)')
@@ -49,7 +51,8 @@ if __name__ == '__main__':
     y = matmul(x, W)
     y.backward()
     print(f'\nx = {x.data.tolist()}, W = {W.data.tolist()}: y = {y.data.tolist()}')
-    print(f'  x.grad = {x.grad.data.tolist()} (= W^T),  W.grad = {W.grad.data.tolist()} (= x^T)')
+    print(f'  x.grad = {x.grad.data.tolist()} (= W^T),  '
+          f'W.grad = {W.grad.data.tolist()} (= x^T)')
 
     report_header('dezero_kr와 비교')
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
@@ -61,7 +64,8 @@ if __name__ == '__main__':
     W = dezero_kr.Variable(b)
     y = xb @ W  # 배치 행렬 곱은 기준 패키지 dezero_kr로 (mydezero는 2차원만)
     y.backward()
-    print(f'\n배치 행렬 곱 (dezero_kr): {xb.shape} @ {W.shape} -> {y.shape};  W.grad {W.grad.shape}')
+    print(f'\n배치 행렬 곱 (dezero_kr): {xb.shape} @ {W.shape} -> {y.shape};  '
+          f'W.grad {W.grad.shape}')
     total = np.zeros((3, 4))
     for i in range(5):  # W는 다섯 배치 모두에 쓰였다: 배치마다의 x^T @ gy를 더한다
         total += xb.data[i].T @ np.ones((2, 4))

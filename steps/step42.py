@@ -54,7 +54,8 @@ def check_mean_squared_error():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((5, 2)), rng.standard_normal((5, 2))
     results = []
-    functions = ((mean_squared_error, Variable), (RF.mean_squared_error, dezero_kr.Variable),
+    functions = ((mean_squared_error, Variable),
+                 (RF.mean_squared_error, dezero_kr.Variable),
                  (mean_squared_naive, Variable))
     for f, variable in functions:
         x0, x1 = variable(a), variable(b)

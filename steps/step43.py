@@ -9,7 +9,8 @@
 
 이번에는 두 부품을 Function으로 직접 만든다 (mydezero/functions.py).
 
-    Linear   y = x W + b       dL/dx = gy W^T,  dL/dW = x^T gy,  dL/db = gy를 b의 모양으로 sum_to
+    Linear   y = x W + b       dL/dx = gy W^T,  dL/dW = x^T gy,
+                               dL/db = gy를 b의 모양으로 sum_to
     Sigmoid  y = 1/(1+e^-x)    dL/dx = gy y (1 - y)     (y는 순전파의 출력을 다시 쓴다)
              순전파는 같은 값인 tanh(x/2)/2 + 1/2로 계산한다: x가 큰 음수여도 exp가 넘치지 않는다.
 
@@ -48,7 +49,8 @@ def predict(x, W1, b1, W2, b2):
 def check_against_package():
     """linear, sigmoid == F.linear, F.sigmoid: 값과 모든 입력의 기울기, 그리고 수치 미분."""
     rng = np.random.default_rng(0)
-    arrays = rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2)
+    arrays = (rng.standard_normal((4, 3)), rng.standard_normal((3, 2)),
+              rng.standard_normal(2))
     grads = []
     for f, variable in ((linear, Variable), (RF.linear, dezero_kr.Variable)):
         x, W, b = (variable(a) for a in arrays)

@@ -109,7 +109,8 @@ if __name__ == '__main__':
                                  for a, b in zip(net.params(), mlp.params())))
 
     print(f'\n{"반복":>6}  {"TwoLayerNet":>12}  {"MLP((10, 1))":>12}')
-    for (i, a), (_, b) in zip(train(net, x, y, 0.2, iters, 5), train(mlp, x, y, 0.2, iters, 5)):
+    for (i, a), (_, b) in zip(train(net, x, y, 0.2, iters, 5),
+                              train(mlp, x, y, 0.2, iters, 5)):
         print(f'{i:6d}  {a:12.6f}  {b:12.6f}')
 
     deep = MLP((10, 20, 30, 1))

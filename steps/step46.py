@@ -46,7 +46,8 @@ from _common import FAST, ljust, save_figure
 
 def train(optimizer, x, y, iters, package=mydezero):
     """같은 초깃값의 MLP((10, 1))을 optimizer로 iters번 갱신한다.
-    (매 반복의 손실, 모델)을 돌려준다. package: mydezero 또는 기준 패키지 dezero_kr."""
+    (매 반복의 손실, 모델)을 돌려준다.
+    package: mydezero 또는 기준 패키지 dezero_kr."""
     np.random.seed(1)  # 모든 옵티마이저가 같은 초깃값에서 출발하도록
     model = package.models.MLP((10, 1))
     optimizer.setup(model)
@@ -73,8 +74,8 @@ def check_against_package(x, y):
                 np.testing.assert_array_equal(p.data, q.data)
             else:  # 나눗셈과 제곱근의 순서에 따라 float32의 끝자리가 다를 수 있다
                 np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
-    print('SGD, MomentumSGD, AdaGrad, RMSprop, Adam 확인: 20번 갱신한 매개변수가'
-          ' dezero_kr.optimizers와 같다\n')
+    print('SGD, MomentumSGD, AdaGrad, RMSprop, Adam 확인:'
+          '\n  20번 갱신한 매개변수가 dezero_kr.optimizers와 같다\n')
 
 
 if __name__ == '__main__':
@@ -89,7 +90,8 @@ if __name__ == '__main__':
     print(ljust('옵티마이저 / 반복', 20) + ''.join(f'{s:>9d}' for s in steps))
     curves = {}
     for label, optimizer in [('SGD(lr=0.2)', optimizers.SGD(lr=0.2)),
-                             ('MomentumSGD(lr=0.2)', optimizers.MomentumSGD(lr=0.2, momentum=0.9)),
+                             ('MomentumSGD(lr=0.2)',
+                              optimizers.MomentumSGD(lr=0.2, momentum=0.9)),
                              ('AdaGrad(lr=0.2)', optimizers.AdaGrad(lr=0.2)),
                              ('RMSprop(lr=0.01)', optimizers.RMSprop(lr=0.01)),
                              ('Adam(alpha=0.05)', optimizers.Adam(alpha=0.05))]:

@@ -43,7 +43,8 @@ if __name__ == '__main__':
     x, t = get_spiral(train=True)
     x_ref, t_ref = dezero_kr.datasets.get_spiral(train=True)  # 기준 패키지와 같은 데이터인가
     assert np.array_equal(x, x_ref) and np.array_equal(t, t_ref)
-    print('데이터:', x.shape, x.dtype, '| 정답:', t.shape, '| 클래스별 개수:', np.bincount(t).tolist())
+    print('데이터:', x.shape, x.dtype, '| 정답:', t.shape,
+          '| 클래스별 개수:', np.bincount(t).tolist())
 
     np.random.seed(0)  # 모델 초깃값과 배치를 섞는 순서
     model = MLP((hidden_size, 3))

@@ -82,7 +82,8 @@ if __name__ == '__main__':
     check_against_package()
     train_set = Spiral(train=True)
     x, t = train_set[0]
-    print(f'len(Spiral) = {len(train_set)} | train_set[0]: x = {x} ({x.dtype}), t = {int(t)}')
+    print(f'len(Spiral) = {len(train_set)} | '
+          f'train_set[0]: x = {x} ({x.dtype}), t = {int(t)}')
     doubled = Spiral(train=True, transform=lambda x: x * 2)
     print('transform=x*2 일 때 [0]: x =', doubled[0][0])
 

@@ -10,15 +10,15 @@
     for x, t in train_loader:
         ...
 
-DataLoader를 이 단계에서 새 파일 mydezero/dataloaders.py에 직접 만든다. 에폭이 시작될 때(reset) 인덱스를 섞어 두고, next를 부를
-때마다 batch_size개씩 잘라 샘플을 모은다. 데이터 수가 batch_size로 나누어떨어지지 않으면 마지막
-배치는 남은 만큼만 담는다(배치 수 = ceil(데이터 수 / batch_size)). 다 내주면 StopIteration을 내고
-스스로 reset한다: 그래서 for 문을 다시 돌리면 다음 에폭이 된다. 같은 시드에서 기준 패키지의
-dezero_kr.DataLoader와 같은 배치를 내는지 두 에폭 동안 확인하고 학습에 쓴다.
+DataLoader를 이 단계에서 새 파일 mydezero/dataloaders.py에 직접 만든다. 에폭이 시작될 때(reset)
+인덱스를 섞어 두고, next를 부를 때마다 batch_size개씩 잘라 샘플을 모은다. 데이터 수가 batch_size로
+나누어떨어지지 않으면 마지막 배치는 남은 만큼만 담는다(배치 수 = ceil(데이터 수 / batch_size)). 다
+내주면 StopIteration을 내고 스스로 reset한다: 그래서 for 문을 다시 돌리면 다음 에폭이 된다. 같은
+시드에서 기준 패키지의 dezero_kr.DataLoader와 같은 배치를 내는지 두 에폭 동안 확인하고 학습에 쓴다.
 
-F.accuracy(y, t)는 점수 y에서 가장 큰 클래스가 정답 t와 같은 비율이다(미분하지 않는 지표, 이 단계에서
-mydezero/functions.py에 더한다). 평가할 때는 mydezero.no_grad() 안에서 forward만 한다: 역전파할 일이 없으니 그래프를 기록하지
-않아 빠르고 메모리를 덜 쓴다.
+F.accuracy(y, t)는 점수 y에서 가장 큰 클래스가 정답 t와 같은 비율이다(미분하지 않는 지표, 이
+단계에서 mydezero/functions.py에 더한다). 평가할 때는 mydezero.no_grad() 안에서 forward만 한다:
+역전파할 일이 없으니 그래프를 기록하지 않아 빠르고 메모리를 덜 쓴다.
 
 그림: matplotlib이 있으면 현재 폴더에 step50_spiral_curves.png(에폭별 손실/정확도, 훈련/테스트)를 저장한다.
 
@@ -91,7 +91,8 @@ if __name__ == '__main__':
     model = MLP((10, 3))
     optimizer = optimizers.SGD(lr=1.0).setup(model)
     history = {'train_loss': [], 'test_loss': [], 'train_acc': [], 'test_acc': []}
-    print(f'{"epoch":>5}  {"train loss":>10}  {"train acc":>9}  {"test loss":>9}  {"test acc":>8}')
+    print(f'{"epoch":>5}  {"train loss":>10}  {"train acc":>9}  '
+          f'{"test loss":>9}  {"test acc":>8}')
     for epoch in range(max_epoch):
         sum_loss = sum_acc = 0.0
         for x, t in train_loader:
@@ -108,5 +109,7 @@ if __name__ == '__main__':
         for key, value in zip(history, (train_loss, test_loss, train_acc, test_acc)):
             history[key].append(value)
         if (epoch + 1) % (max_epoch // 6) == 0:
-            print(f'{epoch + 1:5d}  {train_loss:10.6f}  {train_acc:9.4f}  {test_loss:9.6f}  {test_acc:8.4f}')
-    save_plot(plot_curves, history, to_file='step50_spiral_curves.png', figsize=(8, 3.5), dpi=90)
+            print(f'{epoch + 1:5d}  {train_loss:10.6f}  {train_acc:9.4f}  '
+                  f'{test_loss:9.6f}  {test_acc:8.4f}')
+    save_plot(plot_curves, history, to_file='step50_spiral_curves.png',
+              figsize=(8, 3.5), dpi=90)

@@ -7,7 +7,8 @@ dezero_kr/data/digits.csv.gz: 패키지를 import하지 않고 파일만 읽는�
 단계에서 mydezero/functions.py에 더한다.
 
     python steps/step51.py            Digits (기본)
-    python steps/step51.py --mnist    MNIST. 파일 네 개가 이미 캐시 폴더(dezero_kr.download.cache_dir(),
+    python steps/step51.py --mnist    MNIST. 파일 네 개가 이미 캐시 폴더
+                                      (dezero_kr.download.cache_dir(),
                                       기본 ~/.dezero_kr)에 있을 때만 쓴다. 없으면 받는 방법을 알려 주고
                                       Digits로 진행한다. (받기: python -c "import dezero_kr;
                                       dezero_kr.datasets.MNIST()" 가 인터넷이 될 때 한 번 내려받는다.
@@ -53,7 +54,8 @@ def load_datasets(want_mnist):
     train_set, test_set = Digits(train=True), Digits(train=False)
     for mine, ref in ((train_set, dezero_kr.datasets.Digits(train=True)),
                       (test_set, dezero_kr.datasets.Digits(train=False))):
-        assert np.array_equal(mine.data, ref.data) and np.array_equal(mine.label, ref.label)
+        assert np.array_equal(mine.data, ref.data)
+        assert np.array_equal(mine.label, ref.label)
     return train_set, test_set, 'Digits'
 
 
@@ -61,14 +63,16 @@ def ascii_image(x, side):
     """밝기를 ' .:-=+*#%@' 열 단계 글자로 (0~1 값)."""
     shades = ' .:-=+*#%@'
     rows = x.reshape(side, side)
-    return '\n'.join(''.join(shades[min(int(v * 10), 9)] * 2 for v in row) for row in rows)
+    return '\n'.join(''.join(shades[min(int(v * 10), 9)] * 2 for v in row)
+                     for row in rows)
 
 
 if __name__ == '__main__':
     train_set, test_set, name = load_datasets('--mnist' in sys.argv[1:])
     x, t = train_set[0]
     side = int(np.sqrt(x.size))
-    print(f'{name}: 훈련 {len(train_set)}장, 테스트 {len(test_set)}장, 입력 {x.shape} {x.dtype}, 첫 정답 {int(t)}')
+    print(f'{name}: 훈련 {len(train_set)}장, 테스트 {len(test_set)}장, '
+          f'입력 {x.shape} {x.dtype}, 첫 정답 {int(t)}')
     print(ascii_image(x, side))
 
     max_epoch = 5 if FAST else 20
@@ -95,4 +99,5 @@ if __name__ == '__main__':
             for x, t in test_loader:
                 test_acc += float(F.accuracy(model(x), t).data) * len(t)
         print(f'epoch {epoch + 1:2d}: 훈련 손실 {sum_loss / len(train_set):.4f}, '
-              f'훈련 정확도 {sum_acc / len(train_set):.4f}, 테스트 정확도 {test_acc / len(test_set):.4f}')
+              f'훈련 정확도 {sum_acc / len(train_set):.4f}, '
+              f'테스트 정확도 {test_acc / len(test_set):.4f}')

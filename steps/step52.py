@@ -14,8 +14,8 @@ numpy 대신 "배열에 맞는 모듈" xp를 쓰게 고친다(python steps/mydez
         train_loader.to_gpu()            # 배치를 GPU 배열로
         model.to_gpu()                   # 매개변수를 GPU로 (옵티마이저 상태도 GPU에 생긴다)
 
-GPU로 돌리는 법: NVIDIA GPU와 드라이버가 있는 컴퓨터에서 CUDA 버전에 맞는 CuPy를 설치하고
-(`pip install cupy-cuda12x`; CUDA 11이면 cupy-cuda11x) `python steps/step52.py --gpu` 로 실행한다.
+GPU로 돌리는 법: NVIDIA GPU와 드라이버가 있는 컴퓨터에서 CUDA 버전에 맞는 CuPy를 설치하고 (`pip
+install cupy-cuda12x`; CUDA 11이면 cupy-cuda11x) `python steps/step52.py --gpu` 로 실행한다.
 CuPy가 없으면 mydezero는 NumPy만으로 동작하고, GPU로 옮기는 호출(cuda.as_cupy, model.to_gpu())은
 'CuPy cannot be loaded. Install CuPy!' 오류를 낸다(DeZero와 같은 문구).
 
@@ -80,7 +80,8 @@ if __name__ == '__main__':
             loss.backward()
             optimizer.update()
             sum_loss += float(loss.data) * len(t)  # float()는 GPU 배열도 CPU 수로 가져온다
-        print(f'[시간] epoch {epoch + 1}: {time.perf_counter() - start:.3f}초', file=sys.stderr)
+        seconds = time.perf_counter() - start
+        print(f'[시간] epoch {epoch + 1}: {seconds:.3f}초', file=sys.stderr)
         print(f'epoch {epoch + 1}: 손실 {sum_loss / len(train_set):.4f}')
 
     W = model.l0.W.data
@@ -91,4 +92,5 @@ if __name__ == '__main__':
         if use_gpu:
             x = cuda.as_cupy(x)
         y = model(x)
-    print(f'테스트 정확도: {float(F.accuracy(y, cuda.as_cupy(t) if use_gpu else t).data):.4f}')
+    acc = F.accuracy(y, cuda.as_cupy(t) if use_gpu else t)
+    print(f'테스트 정확도: {float(acc.data):.4f}')

@@ -19,8 +19,8 @@ save_weights, load_weights를 이 단계에서 mydezero/layers.py의 Layer에 �
 (옵티마이저의 상태는 id(param)이 열쇠라 파일에는 매개변수의 경로로 바꿔 쓴다). 다 읽으면 멈추지 않고
 학습한 것과 똑같이 이어진다.
 
-파일: 현재 폴더에 my_mlp.npz, my_optimizer.npz (그리고 비교용 step53_mine.npz, step53_package.npz)를 쓴다.
-에폭: DEZERO_KR_FAST=1(테스트)이면 2+2에폭, 그냥 실행하면 5+5에폭 (Digits).
+파일: 현재 폴더에 my_mlp.npz, my_optimizer.npz (그리고 비교용 step53_mine.npz, step53_package.npz)를
+쓴다. 에폭: DEZERO_KR_FAST=1(테스트)이면 2+2에폭, 그냥 실행하면 5+5에폭 (Digits).
 
 출력에서 볼 것
 * mydezero의 save_weights/load_weights와 dezero_kr의 것이 서로의 파일을 읽는다.

@@ -6,7 +6,8 @@
 역 드롭아웃(inverted dropout): 학습 때 살아남은 값을 1 / (1 - ratio)배 키워 두면 출력의 기댓값이
 테스트 때와 같아진다. 그래서 테스트 때는 아무 일도 하지 않으면 된다.
 
-    학습:    y = x * mask / (1 - ratio),  mask ~ 베르누이(1 - ratio)      역전파: gy * mask / (1 - ratio)
+    학습:    y = x * mask / (1 - ratio),  mask ~ 베르누이(1 - ratio)
+             역전파: gy * mask / (1 - ratio)
     테스트:  y = x
 
 어느 쪽인지는 mydezero.Config.train이 정하고, with mydezero.test_mode(): 블록 안에서만 False가 된다
@@ -95,7 +96,8 @@ if __name__ == '__main__':
     print('x.grad (같은 마스크):', np.array_equal(x.grad.data, y.data))
 
     big = dropout(np.ones(100000), 0.3)
-    print(f'ratio=0.3, 원소 10만 개: 0의 비율 {np.mean(big.data == 0):.4f}, 평균 {float(big.data.mean()):.4f}')
+    print(f'ratio=0.3, 원소 10만 개: 0의 비율 {np.mean(big.data == 0):.4f}, '
+          f'평균 {float(big.data.mean()):.4f}')
     with mydezero.test_mode():
         y = dropout(x, dropout_ratio=0.5)
     print('테스트 모드 dropout:', y.data[0])
@@ -117,7 +119,10 @@ if __name__ == '__main__':
             optimizer.update()
     print(f'\n드롭아웃(0.5) 모델을 {max_epoch}에폭 학습한 뒤 테스트 정확도:')
     with mydezero.no_grad():
-        in_train_mode = [float(F.accuracy(model(x_test), t_test).data) for _ in range(3)]
-    print('  학습 모드로 세 번 평가 (매번 다른 뉴런이 꺼진다):', ', '.join(f'{a:.4f}' for a in in_train_mode))
+        in_train_mode = [float(F.accuracy(model(x_test), t_test).data)
+                         for _ in range(3)]
+    print('  학습 모드로 세 번 평가 (매번 다른 뉴런이 꺼진다):',
+          ', '.join(f'{a:.4f}' for a in in_train_mode))
     in_test_mode = [accuracy(model, x_test, t_test) for _ in range(3)]
-    print('  test_mode()로 세 번 평가 (모든 뉴런, 늘 같은 값) :', ', '.join(f'{a:.4f}' for a in in_test_mode))
+    print('  test_mode()로 세 번 평가 (모든 뉴런, 늘 같은 값) :',
+          ', '.join(f'{a:.4f}' for a in in_test_mode))

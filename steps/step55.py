@@ -34,12 +34,17 @@ def count_positions(H, K, S, P):
 
 if __name__ == '__main__':
     print(f'{"H":>4}{"K":>4}{"S":>4}{"P":>4}   공식 (H+2P-K)//S+1   직접 센 값   커널 시작 위치')
-    for H, K, S, P in [(4, 3, 1, 1), (4, 3, 1, 0), (7, 3, 2, 0), (7, 3, 2, 1), (8, 2, 2, 0),
+    for H, K, S, P in [(4, 3, 1, 1), (4, 3, 1, 0), (7, 3, 2, 0), (7, 3, 2, 1),
+                       (8, 2, 2, 0),
                        (28, 5, 1, 0), (224, 3, 1, 1), (224, 7, 2, 3), (5, 3, 3, 0)]:
         n, positions = count_positions(H, K, S, P)
-        shown = positions if len(positions) <= 6 else positions[:3] + ['...'] + positions[-2:]
+        if len(positions) <= 6:
+            shown = positions
+        else:
+            shown = positions[:3] + ['...'] + positions[-2:]
         shown = ', '.join(map(str, shown))
-        print(f'{H:4d}{K:4d}{S:4d}{P:4d}   {get_conv_outsize(H, K, S, P):18d}   {n:10d}   [{shown}]')
+        outsize = get_conv_outsize(H, K, S, P)
+        print(f'{H:4d}{K:4d}{S:4d}{P:4d}   {outsize:18d}   {n:10d}   [{shown}]')
 
     print('\nK=3, P=1 일 때 입력 크기별 출력 크기 (S=1 / S=2):')
     for H in (5, 6, 7, 8, 32, 224):

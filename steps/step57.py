@@ -17,7 +17,8 @@
 
 * Conv2d: 순전파는 im2col로 펼친 (N, C, KH, KW, OH, OW)와 W (OC, C, KH, KW)를 (C, KH, KW)에 대해 곱해
   더한다(np.tensordot) + b.  역전파: dL/dx = deconv2d(gy, W) (전치 합성곱 = col2im 쪽),
-  dL/dW = Conv2DGradW(gy, x) (gy와 펼친 x의 곱을 (N, OH, OW)에 대해 더한다),  dL/db = gy의 (N, OH, OW) 합
+  dL/dW = Conv2DGradW(gy, x) (gy와 펼친 x의 곱을 (N, OH, OW)에 대해 더한다),
+  dL/db = gy의 (N, OH, OW) 합
 * Pooling(최대 풀링): 창마다 최댓값. 순전파에서 최댓값의 자리(argmax)를 기억해 두고, 역전파
   Pooling2DGrad는 gy를 그 자리에만 놓은 col을 col2im으로 되돌린다.
 역전파도 Function(Deconv2d, Conv2DGradW, Pooling2DGrad ...)이라 2차 미분도 된다. 기준 패키지의
@@ -58,9 +59,10 @@ def check_against_package():
     W = rng.standard_normal((4, 3, 3, 3))
     b = rng.standard_normal(4)
     for stride, pad in ((1, 0), (1, 1), (2, 1)):
-        mine = _value_and_grads(lambda *v: F.conv2d(*v, stride, pad), (x, W, b), mydezero)
-        ref = _value_and_grads(lambda *v: RF.conv2d(*v, stride=stride, pad=pad), (x, W, b),
-                               dezero_kr)
+        mine = _value_and_grads(lambda *v: F.conv2d(*v, stride, pad), (x, W, b),
+                                mydezero)
+        ref = _value_and_grads(lambda *v: RF.conv2d(*v, stride=stride, pad=pad),
+                               (x, W, b), dezero_kr)
         for a, r in zip(mine, ref):
             np.testing.assert_allclose(a, r, rtol=1e-12, atol=1e-12)
     assert gradient_check(lambda v: F.conv2d(v, W, b, 2, 1), x)
@@ -94,17 +96,20 @@ if __name__ == '__main__':
     print(f'\nconv2d: x {x.shape}, W {Wt.shape}, 패딩 1 -> y {y.shape}'
           f'\n  x.grad {x.grad.shape}, W.grad {Wt.grad.shape}, b.grad {b.grad.shape}')
     y_simple = F.conv2d_simple(x.data, Wt.data, b.data, stride=1, pad=1)
-    print('conv2d == conv2d_simple (im2col + linear):', np.allclose(y.data, y_simple.data))
+    print('conv2d == conv2d_simple (im2col + linear):',
+          np.allclose(y.data, y_simple.data))
     small = rng.standard_normal((2, 2, 5, 5))
     W_small = rng.standard_normal((3, 2, 3, 3))
     print('gradient_check(conv2d, x 쪽, 스트라이드 2):',
           gradient_check(lambda v: F.conv2d(v, W_small, stride=2, pad=1), small))
-    print('gradient_check(conv2d, W 쪽):', gradient_check(lambda w: F.conv2d(small, w, pad=1), W_small))
+    print('gradient_check(conv2d, W 쪽):',
+          gradient_check(lambda w: F.conv2d(small, w, pad=1), W_small))
 
     np.random.seed(0)
     conv = L.Conv2d(4, kernel_size=3, pad=1)
     out = conv(x.data.astype(np.float32))
-    print(f'L.Conv2d(4, 3, pad=1): 첫 입력 뒤 W {conv.W.shape} {conv.W.dtype}, 출력 {out.shape}')
+    print(f'L.Conv2d(4, 3, pad=1): 첫 입력 뒤 W {conv.W.shape} {conv.W.dtype}, '
+          f'출력 {out.shape}')
 
     img = Variable(np.array([[[[1.0, 2.0, 5.0, 0.0],
                                 [3.0, 4.0, 1.0, 2.0],

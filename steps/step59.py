@@ -117,5 +117,6 @@ if __name__ == '__main__':
     mse = np.mean((preds[:-1] - ys[1:]) ** 2)
     print(f'\ncos 곡선에서 다음 값 예측의 평균 제곱 오차: {mse:.6f}')
     for i in (0, 250, 500, 750, 998):
-        print(f'  x = {xs[i]:6.3f}: 입력 cos = {ys[i]:7.4f}, 예측 {preds[i]:7.4f}, 다음 값 {ys[i + 1]:7.4f}')
+        print(f'  x = {xs[i]:6.3f}: 입력 cos = {ys[i]:7.4f}, '
+              f'예측 {preds[i]:7.4f}, 다음 값 {ys[i + 1]:7.4f}')
     save_lines(xs, {'y = cos(x)': ys, 'predict': preds}, 'step59_rnn_sin.png')

@@ -10,7 +10,8 @@
    얼마나 새로 넣고(i), 얼마나 내보낼지(o) 정한다. 이 단계에서 mydezero/layers.py에 직접 만든다
    (SeqDataLoader는 mydezero/dataloaders.py에).
 
-       f, i, o = sigmoid(x W_x* + h_{t-1} W_h* + b_*),  u = tanh(x W_xu + h_{t-1} W_hu + b_u)
+       f, i, o = sigmoid(x W_x* + h_{t-1} W_h* + b_*)
+       u = tanh(x W_xu + h_{t-1} W_hu + b_u)
        c_t = f * c_{t-1} + i * u
        h_t = o * tanh(c_t)
 
@@ -54,7 +55,8 @@ def check_cell_path():
     lstm(x)                               # 첫 시점: h, c가 생긴다
     lstm.h = Variable(lstm.h.data)        # 이전 시점과의 연결을 끊고
     c_prev = lstm.c = Variable(lstm.c.data)  # c_{t-1}을 잎 변수로
-    f = F.sigmoid(lstm.x2f(x) + lstm.h2f(lstm.h))  # 망각 게이트: x와 이전 h로만 정해진다
+    # 망각 게이트: x와 이전 h로만 정해진다
+    f = F.sigmoid(lstm.x2f(x) + lstm.h2f(lstm.h))
     lstm(x)
     F.sum(lstm.c).backward()
     np.testing.assert_allclose(c_prev.grad.data, f.data, rtol=1e-6)

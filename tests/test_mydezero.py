@@ -9,10 +9,10 @@
   malformed markers are errors, and ``docs/tutorial/mydezero.md`` is current.
 """
 import ast
-import importlib
+import os
 import shutil
-import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -60,6 +60,61 @@ def test_package_has_dezeros_module_layout():
     assert modules == {'__init__', 'core_simple', 'core', 'functions', 'functions_conv', 'layers',
                        'models', 'optimizers', 'utils', 'datasets', 'dataloaders', 'transforms',
                        'cuda'}
+
+
+# ---------------------------------------------------------------------------
+# (b) every step runs against the package as of that step
+
+SNAPSHOT_STEPS = list(range(mydezero_at.FIRST, mydezero_at.LAST + 1))
+
+
+def run_against_snapshot(n):
+    """Write mydezero as of step n beside copies of steps 23..n and _common.py, run step n
+    there (as tests/test_steps.py runs steps: FAST, fresh cwd) and return (stdout, problem)."""
+    import test_steps  # the golden comparison and the environment of the step tests
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cwd = os.path.join(tmp, 'src'), os.path.join(tmp, 'cwd')
+        os.makedirs(cwd)
+        mydezero_at.write_package(n, src)
+        shutil.copy(STEPS_DIR / '_common.py', src)
+        for k in range(mydezero_at.FIRST, n + 1):  # later steps import earlier ones (24, 28, 37 ...)
+            shutil.copy(STEPS_DIR / f'step{k:02d}.py', src)
+        proc = test_steps.run_python([os.path.join(src, f'step{n:02d}.py')], cwd)
+    if proc.returncode != 0:
+        return None, f'step{n:02d} failed against its snapshot:\n{proc.stderr[-3000:]}'
+    golden = test_steps.golden_path(STEPS_DIR / f'step{n:02d}.py').read_text(encoding='utf-8')
+    problems = test_steps.compare_output(proc.stdout, golden)
+    return proc.stdout, '\n'.join(problems[:10]) if problems else None
+
+
+@pytest.fixture(scope='module')
+def snapshot_runs():
+    """All snapshot runs at once, in parallel (each is a subprocess)."""
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        return dict(zip(SNAPSHOT_STEPS, pool.map(run_against_snapshot, SNAPSHOT_STEPS)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('n', SNAPSHOT_STEPS, ids=[f'step{n:02d}' for n in SNAPSHOT_STEPS])
+def test_step_runs_against_its_own_snapshot(n, snapshot_runs):
+    stdout, problem = snapshot_runs[n]
+    assert problem is None, f'step{n:02d} with mydezero as of step {n}:\n{problem}'
+
+
+def test_snapshot_runner_catches_a_step_that_needs_a_later_piece(tmp_path, monkeypatch):
+    """A step that uses a piece added later fails against its snapshot (the runner can fail)."""
+    fake_steps = tmp_path / 'steps'
+    fake_steps.mkdir()
+    for name in ['_common.py'] + [f'step{k:02d}.py' for k in range(23, 31)]:
+        shutil.copy(STEPS_DIR / name, fake_steps / name)
+    # step 30 made to use Tanh, which mydezero gets only at step 35
+    text = (fake_steps / 'step30.py').read_text(encoding='utf-8')
+    (fake_steps / 'step30.py').write_text(text.replace('from mydezero.functions import cos, sin',
+                                                       'from mydezero.functions import cos, sin, tanh'),
+                                          encoding='utf-8')
+    monkeypatch.setattr(sys.modules[__name__], 'STEPS_DIR', fake_steps)
+    stdout, problem = run_against_snapshot(30)
+    assert problem is not None and 'tanh' in problem
 
 
 # ---------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 """mydezero: 『밑바닥부터 시작하는 딥러닝 3』을 따라 직접 만드는 DeZero.
 
 `import mydezero` 하면 이 파일이 실행된다. 자주 쓰는 이름을 여기 모아 두면
-`from mydezero import Variable` 한 줄로 쓸 수 있다. 단계마다 무엇이 더해졌는지는
-`python steps/mydezero_at.py --changes`로 볼 수 있다.
+`from mydezero import Variable` 한 줄로 쓸 수 있다. 단계마다 무엇이
+더해졌는지는 `python steps/mydezero_at.py --changes`로 볼 수 있다.
 """
 #@ step 23-29
 is_simple_core = True  # 29단계까지: 기울기가 ndarray인 core_simple

@@ -1,10 +1,11 @@
 #@ file step 30
 """mydezero의 코어 (30단계부터; core_simple.py를 이어받았다).
 
-core_simple과 다른 점: 기울기(grad)가 ndarray가 아니라 Variable이고, 각 Function의
-backward도 Variable 연산으로 적는다. 그래서 역전파가 한 계산도 계산 그래프로 남길 수
-있고(create_graph=True), 그 그래프를 다시 역전파하면 2차, 3차 미분이 나온다.
-역전파는 core_simple과 같이 함수 목록(funcs)을 세대 순으로 sort해서 꺼낸다.
+core_simple과 다른 점: 기울기(grad)가 ndarray가 아니라 Variable이고, 각
+Function의 backward도 Variable 연산으로 적는다. 그래서 역전파가 한 계산도 계산
+그래프로 남길 수 있고(create_graph=True), 그 그래프를 다시 역전파하면 2차, 3차
+미분이 나온다. 역전파는 core_simple과 같이 함수 목록(funcs)을 세대 순으로
+sort해서 꺼낸다.
 """
 import contextlib
 import weakref
@@ -216,7 +217,8 @@ class Variable:
         self.grad = None
 
     def backward(self, retain_grad=False, create_graph=False):
-        """역전파. create_graph=True이면 backward의 계산도 그래프로 남긴다 (고차 미분)."""
+        """역전파. create_graph=True이면 backward의 계산도 그래프로 남긴다
+        (고차 미분)."""
         if self.grad is None:
 #@ step 30-51
             xp = np
@@ -249,7 +251,8 @@ class Variable:
                     if x.grad is None:
                         x.grad = gx
                     else:
-                        x.grad = x.grad + gx  # 이 덧셈도 create_graph이면 기록된다
+                        # 이 덧셈도 create_graph이면 기록된다
+                        x.grad = x.grad + gx
 
                     if x.creator is not None:
                         add_func(x.creator)
@@ -327,7 +330,8 @@ class Add(Function):
     def backward(self, gy):
         gx0, gx1 = gy, gy
 #@ step 40
-        if self.x0_shape != self.x1_shape:  # 순전파에서 브로드캐스트가 일어났다
+        # 순전파에서 브로드캐스트가 일어났다
+        if self.x0_shape != self.x1_shape:
             gx0 = mydezero.functions.sum_to(gx0, self.x0_shape)
             gx1 = mydezero.functions.sum_to(gx1, self.x1_shape)
 #@ end
@@ -482,4 +486,5 @@ def pow(x, c):
 
 
 def setup_variable():
-    """DeZero 코드와의 호환용. 연산자는 Variable 클래스 안에 이미 있으므로 할 일이 없다."""
+    """DeZero 코드와의 호환용. 연산자는 Variable 클래스 안에 이미 있으므로 할
+    일이 없다."""

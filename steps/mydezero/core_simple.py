@@ -2,9 +2,10 @@
 """mydezero의 첫 코어: 01~22단계에서 만든 것을 한 파일로 모았다 (23단계).
 
 Variable은 값(data)과 기울기(grad)를 담는 상자, Function은 순전파(forward)와
-역전파(backward)를 가진 연산이다. 여기서 기울기는 그냥 ndarray다 (32단계의 core.py에서
-Variable이 된다). 역전파는 재귀 없이 함수 목록(funcs)을 세대(generation) 순으로 정렬해
-가장 나중에 만들어진 함수부터 처리한다 (책과 같은 방식: 목록 + sort).
+역전파(backward)를 가진 연산이다. 여기서 기울기는 그냥 ndarray다 (30단계의
+core.py에서 Variable이 된다). 역전파는 재귀 없이 함수 목록(funcs)을
+세대(generation) 순으로 정렬해 가장 나중에 만들어진 함수부터 처리한다 (책과
+같은 방식: 목록 + sort).
 """
 import contextlib
 import weakref
@@ -13,7 +14,8 @@ import numpy as np
 
 
 class Config:
-    """전역 설정. enable_backprop이 False이면 역전파용 연결을 기록하지 않는다."""
+    """전역 설정. enable_backprop이 False이면 역전파용 연결을 기록하지 않는다.
+    """
     enable_backprop = True
 
 
@@ -34,8 +36,10 @@ def no_grad():
 
 
 class Variable:
-    """ndarray 하나를 담는 상자. 연산자(+, *, -, /, **)로 계산 그래프를 만든다."""
-    __array_priority__ = 200  # ndarray + Variable 에서 Variable.__radd__가 불리게
+    """ndarray 하나를 담는 상자. 연산자(+, *, -, /, **)로 계산 그래프를 만든다.
+    """
+    # ndarray + Variable 에서 Variable.__radd__가 불리게
+    __array_priority__ = 200
 
     def __init__(self, data, name=None):
         if data is not None and not isinstance(data, np.ndarray):
@@ -110,7 +114,8 @@ class Variable:
         self.grad = None
 
     def backward(self, retain_grad=False):
-        """이 변수에서 거꾸로 기울기를 전한다. grad는 ndarray로 입력 변수에 쌓인다."""
+        """이 변수에서 거꾸로 기울기를 전한다. grad는 ndarray로 입력 변수에
+        쌓인다."""
         if self.grad is None:
             self.grad = np.ones_like(self.data)
 
@@ -121,22 +126,26 @@ class Variable:
             if f not in seen_set:
                 funcs.append(f)
                 seen_set.add(f)
-                funcs.sort(key=lambda x: x.generation)  # 세대가 큰 함수가 맨 뒤로
+                # 세대가 큰 함수가 맨 뒤로
+                funcs.sort(key=lambda x: x.generation)
 
         add_func(self.creator)
         while funcs:
             f = funcs.pop()
-            gys = [output().grad for output in f.outputs]  # outputs는 약한 참조
+            # outputs는 약한 참조
+            gys = [output().grad for output in f.outputs]
             gxs = f.backward(*gys)
             if not isinstance(gxs, tuple):
                 gxs = (gxs,)
 
             for x, gx in zip(f.inputs, gxs):
-                # 0차원 배열끼리 계산하면 NumPy 수(np.float64)가 나온다: 기울기는 늘 ndarray로
+                # 0차원 배열끼리 계산하면 NumPy 수(np.float64)가 나온다:
+                # 기울기는 늘 ndarray로
                 if x.grad is None:
                     x.grad = as_array(gx)
                 else:
-                    x.grad = as_array(x.grad + gx)  # += 는 같은 배열을 고쳐 버린다 (14단계)
+                    # += 는 같은 배열을 고쳐 버린다 (14단계)
+                    x.grad = as_array(x.grad + gx)
 
                 if x.creator is not None:
                     add_func(x.creator)
@@ -161,7 +170,8 @@ def as_array(x):
 
 
 class Function:
-    """입력 Variable을 받아 출력 Variable을 만든다. forward/backward는 하위 클래스가 정한다."""
+    """입력 Variable을 받아 출력 Variable을 만든다. forward/backward는 하위
+    클래스가 정한다."""
 
     def __call__(self, *inputs):
         inputs = [as_variable(as_array(x)) for x in inputs]
@@ -176,7 +186,8 @@ class Function:
             for output in outputs:
                 output.set_creator(self)
             self.inputs = inputs
-            self.outputs = [weakref.ref(output) for output in outputs]  # 순환 참조를 끊는다
+            # 순환 참조를 끊는다
+            self.outputs = [weakref.ref(output) for output in outputs]
 
         return outputs if len(outputs) > 1 else outputs[0]
 
@@ -302,4 +313,5 @@ def pow(x, c):
 
 
 def setup_variable():
-    """DeZero 코드와의 호환용. 연산자는 Variable 클래스 안에 이미 있으므로 할 일이 없다."""
+    """DeZero 코드와의 호환용. 연산자는 Variable 클래스 안에 이미 있으므로 할
+    일이 없다."""

@@ -1,9 +1,10 @@
 #@ file step 52
 """NumPy와 CuPy를 바꿔 쓰는 스위치 (52단계).
 
-CuPy는 NumPy와 같은 API를 GPU에서 제공한다. 배열을 만드는 곳에서
-`xp = get_array_module(x)`로 모듈을 골라 `xp.zeros(...)`처럼 쓰면 CPU와 GPU에서 같은 코드가
-돈다. CuPy가 없거나 GPU가 보이지 않으면 gpu_enable은 False이고 모든 것이 NumPy로 돈다.
+CuPy는 NumPy와 같은 API를 GPU에서 제공한다. 배열을 만드는 곳에서 `xp =
+get_array_module(x)`로 모듈을 골라 `xp.zeros(...)`처럼 쓰면 CPU와 GPU에서 같은
+코드가 돈다. CuPy가 없거나 GPU가 보이지 않으면 gpu_enable은 False이고 모든 것이
+NumPy로 돈다.
 """
 import numpy as np
 

@@ -1,8 +1,8 @@
 #@ file step 50
 """DataLoader (50단계), SeqDataLoader (60단계).
 
-DataLoader는 스스로 반복자(iterator)다: for 문이 끝나면(StopIteration) 스스로 reset해서
-다음 for 문이 다음 에폭이 된다.
+DataLoader는 스스로 반복자(iterator)다: for 문이 끝나면(StopIteration) 스스로
+reset해서 다음 for 문이 다음 에폭이 된다.
 """
 import math
 
@@ -27,7 +27,8 @@ class DataLoader:
     def reset(self):
         self.iteration = 0
         if self.shuffle:
-            self.index = np.random.permutation(len(self.dataset))  # 에폭마다 새 순서
+            # 에폭마다 새 순서
+            self.index = np.random.permutation(len(self.dataset))
         else:
             self.index = np.arange(len(self.dataset))
 
@@ -43,7 +44,8 @@ class DataLoader:
             raise StopIteration
 
         i, batch_size = self.iteration, self.batch_size
-        batch_index = self.index[i * batch_size:(i + 1) * batch_size]  # 마지막은 짧을 수 있다
+        # 마지막은 짧을 수 있다
+        batch_index = self.index[i * batch_size:(i + 1) * batch_size]
         batch = [self.dataset[i] for i in batch_index]
 
 #@ step 50-51
@@ -72,8 +74,9 @@ class DataLoader:
 
 
 class SeqDataLoader(DataLoader):
-    """시계열을 batch_size개의 흐름으로 나눠 읽는다 (섞지 않는다).
-    N개를 batch_size개로 나누면 흐름 k는 k * (N // batch_size)에서 시작해 한 칸씩 간다."""
+    """시계열을 batch_size개의 흐름으로 나눠 읽는다 (섞지 않는다). N개를
+    batch_size개로 나누면 흐름 k는 k * (N // batch_size)에서 시작해 한 칸씩
+    간다."""
 
     def __init__(self, dataset, batch_size, gpu=False):
         super().__init__(dataset=dataset, batch_size=batch_size, shuffle=False,

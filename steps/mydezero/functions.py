@@ -1,5 +1,6 @@
 #@ file step 30
-"""mydezero의 함수 모음 (import mydezero.functions as F). 30단계부터 하나씩 늘어난다.
+"""mydezero의 함수 모음 (import mydezero.functions as F). 30단계부터 하나씩
+늘어난다.
 
 모든 함수의 backward는 Variable 연산으로 적는다: 그래서 고차 미분이 된다.
 """
@@ -10,7 +11,8 @@ from mydezero import cuda
 #@ end
 from mydezero import utils
 from mydezero.core import Function, Variable, as_array, as_variable
-from mydezero.core import add, sub, rsub, mul, div, neg, pow  # noqa: F401 (F.add ...)
+# noqa: F401 (F.add ...)
+from mydezero.core import add, sub, rsub, mul, div, neg, pow
 #@ step 54
 from mydezero.core import Config
 #@ end
@@ -21,7 +23,8 @@ from mydezero.core import Config
 # =============================================================================
 class Sin(Function):
     def forward(self, x):
-        y = np.sin(x)  # cupy 배열이면 NumPy가 cupy에 넘겨준다 (__array_ufunc__)
+        # cupy 배열이면 NumPy가 cupy에 넘겨준다 (__array_ufunc__)
+        y = np.sin(x)
         return y
 
     def backward(self, gy):
@@ -132,7 +135,8 @@ class Transpose(Function):
             return transpose(gy)
 
         axes_len = len(self.axes)
-        inv_axes = tuple(np.argsort([ax % axes_len for ax in self.axes]))  # 역순열
+        # 역순열
+        inv_axes = tuple(np.argsort([ax % axes_len for ax in self.axes]))
         return transpose(gy, inv_axes)
 
 
@@ -156,7 +160,8 @@ class Sum(Function):
         return y
 
     def backward(self, gy):
-        gy = utils.reshape_sum_backward(gy, self.x_shape, self.axis, self.keepdims)
+        gy = utils.reshape_sum_backward(gy, self.x_shape, self.axis,
+                                        self.keepdims)
         gx = broadcast_to(gy, self.x_shape)
         return gx
 
@@ -168,7 +173,8 @@ def sum(x, axis=None, keepdims=False):
 
 
 def broadcast_to(x, shape):
-    """39단계의 임시판: 역전파 없이 복사만 한다 (40단계에서 BroadcastTo로 바뀐다)."""
+    """39단계의 임시판: 역전파 없이 복사만 한다 (40단계에서 BroadcastTo로
+    바뀐다)."""
     x = as_variable(x)
     return Variable(np.broadcast_to(x.data, shape))
 #@ end
@@ -320,7 +326,8 @@ def sigmoid_simple(x):
 
 class Sigmoid(Function):
     def forward(self, x):
-        y = np.tanh(x * 0.5) * 0.5 + 0.5  # 1 / (1 + exp(-x))와 같고 넘치지 않는다
+        # 1 / (1 + exp(-x))와 같고 넘치지 않는다
+        y = np.tanh(x * 0.5) * 0.5 + 0.5
         return y
 
     def backward(self, gy):
@@ -369,7 +376,8 @@ class GetItemGrad(Function):
 #@ end
 #@ step 47
         gx = xp.zeros(self.in_shape, dtype=gy.dtype)
-        xp.add.at(gx, self.slices, gy)  # 같은 자리를 두 번 꺼냈으면 두 번 더한다
+        # 같은 자리를 두 번 꺼냈으면 두 번 더한다
+        xp.add.at(gx, self.slices, gy)
         return gx
 
     def backward(self, ggx):
@@ -529,7 +537,8 @@ def relu(x):
 # 드롭아웃: 학습할 때만 (Config.train)
 # =============================================================================
 def dropout(x, dropout_ratio=0.5):
-    """역 드롭아웃: 학습 때 살아남은 값을 1 / (1 - ratio)배 해 둔다. 테스트 때는 그대로."""
+    """역 드롭아웃: 학습 때 살아남은 값을 1 / (1 - ratio)배 해 둔다. 테스트
+    때는 그대로."""
     x = as_variable(x)
 
     if Config.train:

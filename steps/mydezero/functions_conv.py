@@ -1,10 +1,12 @@
 #@ file step 57
 """합성곱과 풀링 (57단계). 56단계의 im2col로 창을 펼쳐 행렬 계산으로 바꾼다.
 
-    y = F.conv2d(x, W, b, stride=1, pad=0)   x (N, C, H, W), W (OC, C, KH, KW) -> (N, OC, OH, OW)
-    y = F.pooling(x, kernel_size, stride)    최대 풀링 (창의 최댓값)
+    y = F.conv2d(x, W, b, stride=1, pad=0) x (N, C, H, W), W (OC, C, KH, KW) ->
+    (N, OC, OH, OW) y = F.pooling(x, kernel_size, stride) 최대 풀링 (창의
+    최댓값)
 
-역전파도 Function으로 적었으므로(Deconv2d, Conv2DGradW, Pooling2DGrad ...) 다시 미분할 수 있다.
+역전파도 Function으로 적었으므로(Deconv2d, Conv2DGradW, Pooling2DGrad ...) 다시
+미분할 수 있다.
 """
 import numpy as np
 
@@ -28,7 +30,8 @@ def conv2d_simple(x, W, b=None, stride=1, pad=0):
     OH = get_conv_outsize(H, KH, SH, PH)
     OW = get_conv_outsize(W, KW, SW, PW)
 
-    col = im2col(x, (KH, KW), stride, pad, to_matrix=True)  # (N*OH*OW, C*KH*KW)
+    # (N*OH*OW, C*KH*KW)
+    col = im2col(x, (KH, KW), stride, pad, to_matrix=True)
     Weight = Weight.reshape(OC, -1).transpose()             # (C*KH*KW, OC)
     t = linear(col, Weight, b)
     y = t.reshape(N, OH, OW, OC).transpose(0, 3, 1, 2)
@@ -67,7 +70,8 @@ class Conv2d(Function):
         KH, KW = W.shape[2:]
         col = im2col_array(x, (KH, KW), self.stride, self.pad, to_matrix=False)
 
-        # col (N, C, KH, KW, OH, OW)와 W (OC, C, KH, KW)를 (C, KH, KW)에 대해 곱해 더한다
+        # col (N, C, KH, KW, OH, OW)와 W (OC, C, KH, KW)를 (C, KH, KW)에 대해
+        # 곱해 더한다
         y = xp.tensordot(col, W, ((1, 2, 3), (1, 2, 3)))  # (N, OH, OW, OC)
         if b is not None:
             y += b
@@ -140,7 +144,8 @@ def deconv2d(x, W, b=None, stride=1, pad=0, outsize=None):
 
 
 class Conv2DGradW(Function):
-    """conv2d의 W에 대한 기울기: gW = sum over (N, OH, OW) of gy * im2col(x)."""
+    """conv2d의 W에 대한 기울기: gW = sum over (N, OH, OW) of gy * im2col(x).
+    """
 
     def __init__(self, conv2d):
         W = conv2d.inputs[1]
@@ -152,15 +157,18 @@ class Conv2DGradW(Function):
     def forward(self, x, gy):
         xp = cuda.get_array_module(x)
 
-        col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
+        col = im2col_array(x, self.kernel_size, self.stride, self.pad,
+                           to_matrix=False)
         gW = xp.tensordot(gy, col, ((0, 2, 3), (0, 4, 5)))
         return gW
 
     def backward(self, ggW):
-        # gW는 x와 gy에 대해 선형이다: 들어온 기울기 ggW를 W 자리에 넣은 합성곱이 답
+        # gW는 x와 gy에 대해 선형이다: 들어온 기울기 ggW를 W 자리에 넣은
+        # 합성곱이 답
         x, gy = self.inputs
         xh, xw = x.shape[2:]
-        gx = deconv2d(gy, ggW, stride=self.stride, pad=self.pad, outsize=(xh, xw))
+        gx = deconv2d(gy, ggW, stride=self.stride, pad=self.pad,
+                      outsize=(xh, xw))
         ggy = conv2d(x, ggW, stride=self.stride, pad=self.pad)
         return gx, ggy
 
@@ -178,7 +186,8 @@ class Pooling(Function):
         self.pad = pad
 
     def forward(self, x):
-        col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
+        col = im2col_array(x, self.kernel_size, self.stride, self.pad,
+                           to_matrix=False)
 
         N, C, KH, KW, OH, OW = col.shape
         col = col.reshape(N, C, KH * KW, OH, OW)
@@ -239,7 +248,8 @@ class Pooling2DWithIndexes(Function):
 
     def forward(self, x):
         xp = cuda.get_array_module(x)
-        col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
+        col = im2col_array(x, self.kernel_size, self.stride, self.pad,
+                           to_matrix=False)
         N, C, KH, KW, OH, OW = col.shape
         col = col.reshape(N, C, KH * KW, OH, OW)
         col = col.transpose(0, 1, 3, 4, 2).reshape(-1, KH * KW)
@@ -267,7 +277,8 @@ class AveragePooling(Function):
 
     def forward(self, x):
         self.input_shape = x.shape
-        col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
+        col = im2col_array(x, self.kernel_size, self.stride, self.pad,
+                           to_matrix=False)
         y = col.mean(axis=(2, 3))
         return y
 
@@ -300,12 +311,13 @@ class Im2col(Function):
 
     def forward(self, x):
         self.input_shape = x.shape
-        y = im2col_array(x, self.kernel_size, self.stride, self.pad, self.to_matrix)
+        y = im2col_array(x, self.kernel_size, self.stride, self.pad,
+                         self.to_matrix)
         return y
 
     def backward(self, gy):
-        gx = col2im(gy, self.input_shape, self.kernel_size, self.stride, self.pad,
-                    self.to_matrix)
+        gx = col2im(gy, self.input_shape, self.kernel_size, self.stride,
+                    self.pad, self.to_matrix)
         return gx
 
 
@@ -331,7 +343,8 @@ class Col2im(Function):
         return y
 
     def backward(self, gy):
-        gx = im2col(gy, self.kernel_size, self.stride, self.pad, self.to_matrix)
+        gx = im2col(gy, self.kernel_size, self.stride, self.pad,
+                    self.to_matrix)
         return gx
 
 
@@ -340,7 +353,8 @@ def col2im(x, input_shape, kernel_size, stride=1, pad=0, to_matrix=True):
 
 
 def im2col_array(img, kernel_size, stride, pad, to_matrix=True):
-    """배열 버전 (56단계와 같은 생각): 커널의 칸 (j, i)마다 그 칸이 보는 픽셀을 한 번에 자른다."""
+    """배열 버전 (56단계와 같은 생각): 커널의 칸 (j, i)마다 그 칸이 보는 픽셀을
+    한 번에 자른다."""
     xp = cuda.get_array_module(img)
 
     N, C, H, W = img.shape
@@ -368,7 +382,8 @@ def im2col_array(img, kernel_size, stride, pad, to_matrix=True):
 
 
 def col2im_array(col, img_shape, kernel_size, stride, pad, to_matrix=True):
-    """im2col_array의 반대: 창의 값을 제자리에 더한다 (겹친 픽셀에는 여러 창의 값이 쌓인다)."""
+    """im2col_array의 반대: 창의 값을 제자리에 더한다 (겹친 픽셀에는 여러 창의
+    값이 쌓인다)."""
     xp = cuda.get_array_module(col)
 
     N, C, H, W = img_shape
@@ -381,7 +396,8 @@ def col2im_array(col, img_shape, kernel_size, stride, pad, to_matrix=True):
     if to_matrix:
         col = col.reshape(N, OH, OW, C, KH, KW).transpose(0, 3, 4, 5, 1, 2)
 
-    img = xp.zeros((N, C, H + 2 * PH + SH - 1, W + 2 * PW + SW - 1), dtype=col.dtype)
+    img = xp.zeros((N, C, H + 2 * PH + SH - 1, W + 2 * PW + SW - 1),
+                   dtype=col.dtype)
     for j in range(KH):
         j_lim = j + SH * OH
         for i in range(KW):

@@ -1,9 +1,11 @@
 #@ file step 44
-"""층 (import mydezero.layers as L): 매개변수(Parameter)를 가진 상자 (44단계부터).
+"""층 (import mydezero.layers as L): 매개변수(Parameter)를 가진 상자
+(44단계부터).
 
 Layer는 속성에 Parameter나 다른 Layer를 넣으면 그 이름을 기억해 둔다(_params).
-params()는 그 이름들을 따라가며 매개변수를 하나씩 내준다. DeZero는 이름을 set에 담았지만
-여기서는 dict에 담는다: 넣은 순서가 유지되어 실행할 때마다 같은 순서가 나온다.
+params()는 그 이름들을 따라가며 매개변수를 하나씩 내준다. DeZero는 이름을 set에
+담았지만 여기서는 dict에 담는다: 넣은 순서가 유지되어 실행할 때마다 같은 순서가
+나온다.
 """
 import math
 #@ step 53
@@ -65,7 +67,8 @@ class Layer:
 #@ step 45
 
     def named_params(self, prefix=''):
-        """('l0/W', Parameter) 쌍을 하나씩: 안쪽 층의 매개변수는 '/'로 이은 경로로."""
+        """('l0/W', Parameter) 쌍을 하나씩: 안쪽 층의 매개변수는 '/'로 이은
+        경로로."""
         for name in self._params:
             obj = self.__dict__[name]
 
@@ -87,14 +90,15 @@ class Layer:
 #@ step 53
 
     def _flatten_params(self, params_dict, parent_key=''):
-        """params_dict에 {'l0/W': Parameter, ...}를 채운다 (named_params의 경로가 열쇠)."""
+        """params_dict에 {'l0/W': Parameter, ...}를 채운다 (named_params의
+        경로가 열쇠)."""
         prefix = parent_key + '/' if parent_key else ''
         for key, param in self.named_params(prefix):
             params_dict[key] = param
 
     def save_weights(self, path):
-        """매개변수를 .npz 하나로 저장한다 (pickle 없이). 다 쓴 뒤에 이름을 바꾸므로
-        도중에 멈춰도 반쪽 파일이 남지 않는다."""
+        """매개변수를 .npz 하나로 저장한다 (pickle 없이). 다 쓴 뒤에 이름을
+        바꾸므로 도중에 멈춰도 반쪽 파일이 남지 않는다."""
         self.to_cpu()
 
         params_dict = {}
@@ -112,17 +116,20 @@ class Layer:
             raise
 
     def load_weights(self, path):
-        """save_weights로 쓴 파일을 읽는다. 이름이나 모양이 하나라도 다르면 아무것도 바꾸지 않고
-        ValueError를 낸다."""
-        npz = np.load(path, allow_pickle=False)  # 남이 준 파일이어도 코드가 실행되지 않게
+        """save_weights로 쓴 파일을 읽는다. 이름이나 모양이 하나라도 다르면
+        아무것도 바꾸지 않고 ValueError를 낸다."""
+        # 남이 준 파일이어도 코드가 실행되지 않게
+        npz = np.load(path, allow_pickle=False)
         params_dict = {}
         self._flatten_params(params_dict)
         if set(npz.files) != set(params_dict):
-            raise ValueError(f'load_weights: {path}의 이름 {sorted(npz.files)}이 '
-                             f'모델의 이름 {sorted(params_dict)}과 다르다')
+            raise ValueError(f'load_weights: {path}의 이름 '
+                             f'{sorted(npz.files)}이 모델의 이름 '
+                             f'{sorted(params_dict)}과 다르다')
         for key, param in params_dict.items():
             if param.data is not None and npz[key].shape != param.data.shape:
-                raise ValueError(f'load_weights: {key}의 모양이 다르다: 파일 {npz[key].shape}, '
+                raise ValueError(f'load_weights: {key}의 모양이 다르다: '
+                                 f'파일 {npz[key].shape}, '
                                  f'모델 {param.data.shape}')
         for key, param in params_dict.items():
             param.data = npz[key]
@@ -166,7 +173,8 @@ class Linear(Layer):
     def _init_W(self, xp=np):
         I, O = self.in_size, self.out_size
         W_data = np.random.randn(I, O).astype(self.dtype) * math.sqrt(1 / I)
-        if xp is not np:  # CPU에서 뽑아 옮긴다: 같은 시드면 CPU와 GPU에서 같은 W
+        # CPU에서 뽑아 옮긴다: 같은 시드면 CPU와 GPU에서 같은 W
+        if xp is not np:
             W_data = cuda.as_cupy(W_data)
         self.W.data = W_data
 
@@ -183,10 +191,11 @@ class Linear(Layer):
 
 
 class Conv2d(Layer):
-    """합성곱 층. W: (OC, C, KH, KW). in_channels를 주지 않으면 처음 부를 때 정한다."""
+    """합성곱 층. W: (OC, C, KH, KW). in_channels를 주지 않으면 처음 부를 때
+    정한다."""
 
-    def __init__(self, out_channels, kernel_size, stride=1, pad=0, nobias=False,
-                 dtype=np.float32, in_channels=None):
+    def __init__(self, out_channels, kernel_size, stride=1, pad=0,
+                 nobias=False, dtype=np.float32, in_channels=None):
         super().__init__()
         self.in_channels = in_channels
         self.out_channels = out_channels
@@ -231,10 +240,10 @@ class RNN(Layer):
     def __init__(self, hidden_size, in_size=None):
         super().__init__()
         self.x2h = Linear(hidden_size, in_size=in_size)
-        # h2h의 입력은 h (hidden_size). DeZero는 여기에 in_size를 넘겨서 in_size가
-        # hidden_size와 다르면 두 번째 시점에서 멈췄다.
-        self.h2h = Linear(hidden_size, in_size=None if in_size is None else hidden_size,
-                          nobias=True)
+        # h2h의 입력은 h (hidden_size). DeZero는 여기에 in_size를 넘겨서
+        # in_size가 hidden_size와 다르면 두 번째 시점에서 멈췄다.
+        h2h_in = None if in_size is None else hidden_size
+        self.h2h = Linear(hidden_size, in_size=h2h_in, nobias=True)
         self.h = None
 
     def reset_state(self):
@@ -252,7 +261,8 @@ class RNN(Layer):
 
 
 class LSTM(Layer):
-    """f, i, o = sigmoid(...), u = tanh(...); c = f c_prev + i u; h = o tanh(c)."""
+    """f, i, o = sigmoid(...), u = tanh(...); c = f c_prev + i u; h = o
+    tanh(c)."""
 
     def __init__(self, hidden_size, in_size=None):
         super().__init__()

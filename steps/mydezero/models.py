@@ -13,7 +13,8 @@ class Model(L.Layer):
 
 
 class MLP(Model):
-    """Linear 층을 fc_output_sizes대로 쌓고 사이에 activation을 끼운다 (마지막 층 뒤에는 없다)."""
+    """Linear 층을 fc_output_sizes대로 쌓고 사이에 activation을 끼운다 (마지막
+    층 뒤에는 없다)."""
 
     def __init__(self, fc_output_sizes, activation=F.sigmoid):
         super().__init__()
@@ -33,16 +34,18 @@ class MLP(Model):
 
 
 class VGG16(Model):
-    """VGG16: 3x3 합성곱(패딩 1) 블록 5개 + 완전연결층 3개. x (N, 3, H, W) -> (N, 1000).
-    층 이름은 학습된 가중치 파일의 키와 같은 conv1_1 ... fc8. pretrained 가중치는 쓰지 않는다
-    (mydezero는 내려받지 않는다)."""
-    BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))  # (채널, 합성곱 개수)
+    """VGG16: 3x3 합성곱(패딩 1) 블록 5개 + 완전연결층 3개. x (N, 3, H, W) ->
+    (N, 1000). 층 이름은 학습된 가중치 파일의 키와 같은 conv1_1 ... fc8.
+    pretrained 가중치는 쓰지 않는다 (mydezero는 내려받지 않는다)."""
+    # (채널, 합성곱 개수)
+    BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))
 
     def __init__(self):
         super().__init__()
         for b, (channels, n) in enumerate(self.BLOCKS, start=1):
             for i in range(1, n + 1):  # conv1_1, conv1_2, conv2_1, ...
-                setattr(self, f'conv{b}_{i}', L.Conv2d(channels, kernel_size=3, stride=1, pad=1))
+                conv = L.Conv2d(channels, kernel_size=3, stride=1, pad=1)
+                setattr(self, f'conv{b}_{i}', conv)
         self.fc6 = L.Linear(4096)
         self.fc7 = L.Linear(4096)
         self.fc8 = L.Linear(1000)

@@ -6,7 +6,8 @@
     loss.backward()
     optimizer.update()        # model의 매개변수를 모두 한 걸음씩
 
-상태(속도 v, 누적 h ...)는 매개변수마다 따로 둔다: id(param)을 열쇠로 하는 dict.
+상태(속도 v, 누적 h ...)는 매개변수마다 따로 둔다: id(param)을 열쇠로 하는
+dict.
 """
 import math
 
@@ -27,7 +28,8 @@ class Optimizer:
         return self
 
     def update(self):
-        params = [p for p in self.target.params() if p.grad is not None]  # 기울기가 있는 것만
+        # 기울기가 있는 것만
+        params = [p for p in self.target.params() if p.grad is not None]
 
         for f in self.hooks:  # 전처리 (가중치 감소, 기울기 클리핑 ...)
             f(params)
@@ -120,7 +122,8 @@ class MomentumSGD(Optimizer):
 
 
 class AdaGrad(Optimizer):
-    """h <- h + g * g;  W <- W - lr * g / (sqrt(h) + eps). 많이 움직인 매개변수는 천천히."""
+    """h <- h + g * g; W <- W - lr * g / (sqrt(h) + eps). 많이 움직인
+    매개변수는 천천히."""
 
     def __init__(self, lr=0.001, eps=1e-8):
         super().__init__()
@@ -143,8 +146,9 @@ class AdaGrad(Optimizer):
 
 
 class RMSprop(Optimizer):
-    """v <- alpha * v + (1 - alpha) * g * g;  W <- W - lr * g / (sqrt(v) + eps).
-    AdaGrad의 누적을 지수 이동 평균으로 바꿔 오래된 기울기를 잊는다 (DeZero에는 없다)."""
+    """v <- alpha * v + (1 - alpha) * g * g; W <- W - lr * g / (sqrt(v) + eps).
+    AdaGrad의 누적을 지수 이동 평균으로 바꿔 오래된 기울기를 잊는다 (DeZero에는
+    없다)."""
 
     def __init__(self, lr=0.01, alpha=0.99, eps=1e-8):
         super().__init__()
@@ -194,7 +198,8 @@ class AdaDelta(Optimizer):
 
 class Adam(Optimizer):
     """m, v: 기울기와 그 제곱의 이동 평균. W <- W - lr_t * m / (sqrt(v) + eps),
-    lr_t = alpha * sqrt(1 - beta2^t) / (1 - beta1^t) (처음 몇 걸음의 치우침을 바로잡는다)."""
+    lr_t = alpha * sqrt(1 - beta2^t) / (1 - beta1^t) (처음 몇 걸음의 치우침을
+    바로잡는다)."""
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
         super().__init__()

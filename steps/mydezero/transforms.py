@@ -4,7 +4,8 @@
     f = Compose([Flatten(), ToFloat(), Normalize(0., 255.)])
     x = f(x)
 
-(DeZero의 PIL 이미지 변환 Convert, Resize, CenterCrop, ToArray, ToPIL은 Pillow가 필요해서 뺐다.)
+(DeZero의 PIL 이미지 변환 Convert, Resize, CenterCrop, ToArray, ToPIL은
+Pillow가 필요해서 뺐다.)
 """
 import numpy as np
 
@@ -24,7 +25,8 @@ class Compose:
 
 
 class Normalize:
-    """(x - mean) / std. mean, std가 채널마다 다르면 (C, 1, 1) 모양으로 맞춘다."""
+    """(x - mean) / std. mean, std가 채널마다 다르면 (C, 1, 1) 모양으로 맞춘다.
+    """
 
     def __init__(self, mean=0, std=1):
         self.mean = mean

@@ -1,6 +1,6 @@
 #@ file step 26
-"""mydezero의 도우미 모음: 계산 그래프 그리기(26단계), NumPy 도우미(39, 40, 47단계),
-수치 미분(30단계), 합성곱 크기(55단계)."""
+"""mydezero의 도우미 모음: 계산 그래프 그리기(26단계), NumPy 도우미(39, 40,
+47단계), 수치 미분(30단계), 합성곱 크기(55단계)."""
 import os
 import shutil
 import subprocess
@@ -15,8 +15,9 @@ import numpy as np
 def get_dot_graph(output, verbose=True):
     """output을 만든 계산 그래프의 DOT 텍스트.
 
-    노드 번호는 처음 만난 순서로 1, 2, 3 ... (id()를 쓰면 실행할 때마다 텍스트가 달라진다).
-    한 번 적은 변수는 다시 적지 않는다: 같은 변수를 두 번 쓴 식에서도 노드 줄은 한 번이다.
+    노드 번호는 처음 만난 순서로 1, 2, 3 ... (id()를 쓰면 실행할 때마다
+    텍스트가 달라진다). 한 번 적은 변수는 다시 적지 않는다: 같은 변수를 두 번
+    쓴 식에서도 노드 줄은 한 번이다.
     """
     numbers = {}  # id(변수나 함수) -> 노드 번호
 
@@ -57,9 +58,11 @@ def get_dot_graph(output, verbose=True):
 
 
 def plot_dot_graph(output, verbose=True, to_file='graph.png'):
-    """DOT 텍스트를 to_file과 같은 이름의 .dot으로 쓰고, Graphviz의 dot으로 그림을 그린다.
+    """DOT 텍스트를 to_file과 같은 이름의 .dot으로 쓰고, Graphviz의 dot으로
+    그림을 그린다.
 
-    dot 프로그램이 없으면 .dot만 남기고 알린다. 그린 그림 파일의 경로를 돌려준다 (없으면 None).
+    dot 프로그램이 없으면 .dot만 남기고 알린다. 그린 그림 파일의 경로를
+    돌려준다 (없으면 None).
     """
     dot_graph = get_dot_graph(output, verbose)
     stem, extension = os.path.splitext(to_file)
@@ -69,9 +72,11 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png'):
 
     dot = shutil.which('dot')
     if dot is None:
-        print(f'dot 프로그램이 없어 {dot_file}만 썼습니다 (Graphviz를 설치하세요)', file=sys.stderr)
+        print(f'dot 프로그램이 없어 {dot_file}만 썼습니다 '
+              '(Graphviz를 설치하세요)', file=sys.stderr)
         return None
-    subprocess.run([dot, dot_file, '-T', extension[1:], '-o', to_file], check=True)
+    subprocess.run([dot, dot_file, '-T', extension[1:], '-o', to_file],
+                   check=True)
     return to_file
 #@ step 30
 
@@ -80,7 +85,8 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png'):
 # 수치 미분으로 역전파 검사 (30단계부터)
 # =============================================================================
 def numerical_grad(f, x, *args, **kwargs):
-    """중앙 차분으로 sum(f(x))의 기울기. x(Variable 또는 ndarray)를 잠깐씩 바꿔 가며 잰다."""
+    """중앙 차분으로 sum(f(x))의 기울기. x(Variable 또는 ndarray)를 잠깐씩 바꿔
+    가며 잰다."""
     from mydezero.core import Variable
     eps = 1e-4
     x = x.data if isinstance(x, Variable) else x
@@ -106,7 +112,8 @@ def numerical_grad(f, x, *args, **kwargs):
 
 
 def gradient_check(f, x, *args, rtol=1e-4, atol=1e-5, **kwargs):
-    """역전파의 기울기와 numerical_grad가 가까우면 True. x는 float64로 바꿔서 잰다."""
+    """역전파의 기울기와 numerical_grad가 가까우면 True. x는 float64로 바꿔서
+    잰다."""
     from mydezero.core import Variable
     x = x if isinstance(x, Variable) else Variable(np.asarray(x))
     x.data = x.data.astype(np.float64)
@@ -145,7 +152,8 @@ def array_allclose(a, b, rtol=1e-4, atol=1e-5):
 # NumPy 도우미
 # =============================================================================
 def reshape_sum_backward(gy, x_shape, axis, keepdims):
-    """sum(x, axis)의 기울기 gy를 x와 같은 차원 수로 되돌린다 (줄어든 축을 1로 다시 끼운다)."""
+    """sum(x, axis)의 기울기 gy를 x와 같은 차원 수로 되돌린다 (줄어든 축을 1로
+    다시 끼운다)."""
     ndim = len(x_shape)
     tupled_axis = axis
     if axis is None:
@@ -173,7 +181,8 @@ def sum_to(x, shape):
     lead = x.ndim - ndim
     lead_axis = tuple(range(lead))  # 앞에 붙은 축
 
-    axis = tuple([i + lead for i, sx in enumerate(shape) if sx == 1])  # 1이던 축
+    # 1이던 축
+    axis = tuple([i + lead for i, sx in enumerate(shape) if sx == 1])
     y = x.sum(lead_axis + axis, keepdims=True)
     if lead > 0:
         y = y.squeeze(lead_axis)
@@ -183,7 +192,8 @@ def sum_to(x, shape):
 
 
 def logsumexp(x, axis=1):
-    """log(sum(exp(x), axis)), 큰 값에서도 넘치지 않게 최댓값 m을 빼고 계산한다."""
+    """log(sum(exp(x), axis)), 큰 값에서도 넘치지 않게 최댓값 m을 빼고
+    계산한다."""
     m = x.max(axis=axis, keepdims=True)
     y = x - m
     np.exp(y, out=y)
