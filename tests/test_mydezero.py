@@ -182,6 +182,16 @@ CASES = [
     ('pooling 3/2 pad 1', lambda f, x: f.pooling(x, 3, 2, 1) * 2, (X4,)),
     ('average_pooling', lambda f, x: f.average_pooling(x, 2, 2) ** 2, (X4,)),
     ('im2col', lambda f, x: f.im2col(x, 3, 2, 1) ** 2, (X4,)),
+    ('deconv2d', lambda f, x, w: f.deconv2d(x, w, stride=2, pad=1) ** 2,
+     (RNG.standard_normal((1, 2, 3, 3)), RNG.standard_normal((2, 3, 3, 3)))),
+    ('expand_dims/flatten/average', lambda f, a: f.flatten(f.expand_dims(a, 1)) * f.average(a)
+     + f.mean(a, axis=0), (A,)),
+    ('log_softmax', lambda f, a: f.log_softmax(a) * B, (A,)),
+    ('leaky_relu', lambda f, a: f.leaky_relu(a, 0.1) * a, (A,)),
+    ('sigmoid_cross_entropy', lambda f, a: f.sigmoid_cross_entropy(a, np.array([[0, 1, 1], [1, 0, 0]])),
+     (A,)),
+    ('binary_cross_entropy', lambda f, a: f.binary_cross_entropy(
+        f.sigmoid(a), np.array([[0, 1, 1], [1, 0, 0]])), (A,)),
 ]
 
 
@@ -283,6 +293,29 @@ def test_lstm_and_rnn_match_reference_over_three_steps():
         (ys, gs), (rys, rgs) = outs
         for a, b in zip(ys + gs, rys + rgs):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_sequential_freeze_param_and_embed_id():
+    np.random.seed(0)
+    model = dezero.models.Sequential(L.Linear(4), F.relu, L.Linear(2))
+    x = RNG.standard_normal((3, 5))
+    loss = F.sum(model(x) ** 2)
+    model.cleargrads()
+    loss.backward()
+    before = [p.data.copy() for p in model.params()]
+    optimizer = optimizers.SGD(lr=0.1).setup(model)
+    optimizer.add_hook(optimizers.FreezeParam(model.l0))  # DeZero's FreezeParam crashed here
+    optimizer.update()
+    after = [p.data for p in model.params()]
+    np.testing.assert_array_equal(after[0], before[0])  # l0 frozen
+    np.testing.assert_array_equal(after[1], before[1])
+    assert not np.array_equal(after[2], before[2])  # l2 updated
+    embed = L.EmbedID(6, 3)
+    ids = np.array([1, 4, 1])
+    y = embed(ids)
+    F.sum(y).backward()
+    np.testing.assert_array_equal(y.data, embed.W.data[ids])
+    np.testing.assert_array_equal(embed.W.grad.data[:, 0], [0, 2, 0, 0, 1, 0])
 
 
 def test_unchain_backward_cuts_the_graph():

@@ -142,6 +142,20 @@ class Transpose(Function):
 
 def transpose(x, axes=None):
     return Transpose(axes)(x)
+
+
+def expand_dims(x, axis):
+    """axis 자리에 길이 1인 축을 끼운다 (reshape 하나)."""
+    x = as_variable(x)
+    shape = list(x.shape)
+    shape.insert(axis, 1)
+    return reshape(x, tuple(shape))
+
+
+def flatten(x):
+    """배치 축(0번)만 남기고 나머지를 한 줄로 편다: (N, ...) -> (N, 나머지의
+    곱)."""
+    return reshape(x, (x.shape[0], -1))
 #@ end
 #@ step 39
 
@@ -168,6 +182,16 @@ class Sum(Function):
 
 def sum(x, axis=None, keepdims=False):
     return Sum(axis, keepdims)(x)
+
+
+def average(x, axis=None, keepdims=False):
+    """sum(x, axis) / (더한 원소 수)."""
+    x = as_variable(x)
+    y = sum(x, axis, keepdims)
+    return y * (y.data.size / x.data.size)
+
+
+mean = average
 #@ end
 #@ step 39-39
 
@@ -471,6 +495,51 @@ def softmax_cross_entropy(x, t):
     return SoftmaxCrossEntropy()(x, t)
 
 
+class LogSoftmax(Function):
+    """log softmax(x) = x - logsumexp(x) (넘치지 않는다)."""
+
+    def __init__(self, axis=1):
+        self.axis = axis
+
+    def forward(self, x):
+        log_z = utils.logsumexp(x, self.axis)
+        y = x - log_z
+        return y
+
+    def backward(self, gy):
+        y = self.outputs[0]()
+        gx = gy - exp(y) * gy.sum(axis=self.axis, keepdims=True)
+        return gx
+
+
+def log_softmax(x, axis=1):
+    return LogSoftmax(axis)(x)
+
+
+def sigmoid_cross_entropy(x, t):
+    """점수 x와 0/1 정답 t의 이진 교차 엔트로피, len(x)로 나눈 값."""
+    if x.ndim != t.ndim:
+        t = t.reshape(*x.shape)
+    x, t = as_variable(x), as_variable(t)
+    N = len(x)
+    p = sigmoid(x)
+    p = clip(p, 1e-15, 1.0)
+    tlog_p = t * log(p) + (1 - t) * log(1 - p)
+    y = -1 * sum(tlog_p) / N
+    return y
+
+
+def binary_cross_entropy(p, t):
+    """확률 p와 0/1 정답 t의 이진 교차 엔트로피, len(t)로 나눈 값."""
+    if p.ndim != t.ndim:
+        t = t.reshape(*p.shape)
+    N = len(t)
+    p = clip(p, 1e-15, 0.999)
+    tlog_p = t * log(p) + (1 - t) * log(1 - p)
+    y = -1 * sum(tlog_p) / N
+    return y
+
+
 class Clip(Function):
     def __init__(self, x_min, x_max):
         self.x_min = x_min
@@ -529,6 +598,29 @@ class ReLU(Function):
 
 def relu(x):
     return ReLU()(x)
+
+
+class LeakyReLU(Function):
+    """x > 0이면 x, 아니면 slope * x."""
+
+    def __init__(self, slope):
+        self.slope = slope
+
+    def forward(self, x):
+        y = x.copy()
+        y[x <= 0] *= self.slope
+        return y
+
+    def backward(self, gy):
+        x, = self.inputs
+        mask = (x.data > 0).astype(gy.dtype)
+        mask[mask <= 0] = self.slope
+        gx = gy * mask
+        return gx
+
+
+def leaky_relu(x, slope=0.2):
+    return LeakyReLU(slope)(x)
 #@ end
 #@ step 54
 
@@ -602,4 +694,11 @@ from mydezero.functions_conv import col2im  # noqa: E402,F401
 from mydezero.functions_conv import pooling  # noqa: E402,F401
 from mydezero.functions_conv import pooling_simple  # noqa: E402,F401
 from mydezero.functions_conv import average_pooling  # noqa: E402,F401
+#@ end
+#@ step 59
+
+
+def embed_id(x, W):
+    """W의 x번째 행들 (단어 번호 -> 벡터). 역전파는 GetItem이 한다."""
+    return W[x]
 #@ end

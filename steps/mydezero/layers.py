@@ -230,6 +230,47 @@ class Conv2d(Layer):
 
         y = F.conv2d(x, self.W, self.b, self.stride, self.pad)
         return y
+
+
+class Deconv2d(Layer):
+    """전치 합성곱 층. W: (C, OC, KH, KW) (입력 채널이 먼저)."""
+
+    def __init__(self, out_channels, kernel_size, stride=1, pad=0,
+                 nobias=False, dtype=np.float32, in_channels=None):
+        super().__init__()
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.pad = pad
+        self.dtype = dtype
+
+        self.W = Parameter(None, name='W')
+        if in_channels is not None:
+            self._init_W()
+
+        if nobias:
+            self.b = None
+        else:
+            self.b = Parameter(np.zeros(out_channels, dtype=dtype), name='b')
+
+    def _init_W(self, xp=np):
+        C, OC = self.in_channels, self.out_channels
+        KH, KW = pair(self.kernel_size)
+        scale = math.sqrt(1 / (C * KH * KW))
+        W_data = np.random.randn(C, OC, KH, KW).astype(self.dtype) * scale
+        if xp is not np:
+            W_data = cuda.as_cupy(W_data)
+        self.W.data = W_data
+
+    def forward(self, x):
+        if self.W.data is None:
+            self.in_channels = x.shape[1]
+            xp = cuda.get_array_module(x)
+            self._init_W(xp)
+
+        y = F.deconv2d(x, self.W, self.b, self.stride, self.pad)
+        return y
 #@ end
 #@ step 59
 
@@ -303,4 +344,19 @@ class LSTM(Layer):
 
         self.h, self.c = h_new, c_new
         return h_new
+#@ end
+#@ step 59
+
+
+class EmbedID(Layer):
+    """단어 번호 -> 벡터 표. W: (in_size, out_size), 표준정규분포로 시작한다.
+    """
+
+    def __init__(self, in_size, out_size):
+        super().__init__()
+        self.W = Parameter(np.random.randn(in_size, out_size), name='W')
+
+    def __call__(self, x):
+        y = self.W[x]
+        return y
 #@ end

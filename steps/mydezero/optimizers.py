@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from mydezero.core import Parameter
 #@ step 52
 from mydezero import cuda
 #@ end
@@ -35,7 +36,8 @@ class Optimizer:
             f(params)
 
         for param in params:
-            self.update_one(param)
+            if param.grad is not None:  # 훅(FreezeParam)이 지웠으면 건너뛴다
+                self.update_one(param)
 
     def update_one(self, param):
         raise NotImplementedError()
@@ -85,6 +87,23 @@ class ClipGrad:
         if rate < 1:
             for param in params:
                 param.grad.data *= rate
+
+
+class FreezeParam:
+    """고정할 층(또는 매개변수)의 기울기를 지워 갱신되지 않게 한다."""
+
+    def __init__(self, *layers):
+        self.freeze_params = []
+        for l in layers:
+            if isinstance(l, Parameter):
+                self.freeze_params.append(l)
+            else:
+                for p in l.params():
+                    self.freeze_params.append(p)
+
+    def __call__(self, params):
+        for p in self.freeze_params:
+            p.grad = None
 
 
 # =============================================================================
