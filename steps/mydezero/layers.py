@@ -232,27 +232,9 @@ class Conv2d(Layer):
         return y
 
 
-class Deconv2d(Layer):
-    """전치 합성곱 층. W: (C, OC, KH, KW) (입력 채널이 먼저)."""
-
-    def __init__(self, out_channels, kernel_size, stride=1, pad=0,
-                 nobias=False, dtype=np.float32, in_channels=None):
-        super().__init__()
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.pad = pad
-        self.dtype = dtype
-
-        self.W = Parameter(None, name='W')
-        if in_channels is not None:
-            self._init_W()
-
-        if nobias:
-            self.b = None
-        else:
-            self.b = Parameter(np.zeros(out_channels, dtype=dtype), name='b')
+class Deconv2d(Conv2d):
+    """전치 합성곱 층. W의 모양만 (C, OC, KH, KW)로 다르고(입력 채널이 먼저)
+    forward는 F.deconv2d를 부른다. 나머지는 Conv2d와 같다."""
 
     def _init_W(self, xp=np):
         C, OC = self.in_channels, self.out_channels
@@ -266,11 +248,8 @@ class Deconv2d(Layer):
     def forward(self, x):
         if self.W.data is None:
             self.in_channels = x.shape[1]
-            xp = cuda.get_array_module(x)
-            self._init_W(xp)
-
-        y = F.deconv2d(x, self.W, self.b, self.stride, self.pad)
-        return y
+            self._init_W(cuda.get_array_module(x))
+        return F.deconv2d(x, self.W, self.b, self.stride, self.pad)
 #@ end
 #@ step 59
 
