@@ -77,7 +77,8 @@ def run_against_snapshot(n):
         os.makedirs(cwd)
         mydezero_at.write_package(n, src)
         shutil.copy(STEPS_DIR / '_common.py', src)
-        for k in range(mydezero_at.FIRST, n + 1):  # later steps import earlier ones (24, 28, 37 ...)
+        # later steps import earlier ones (24, 28, 37 ...)
+        for k in range(mydezero_at.FIRST, n + 1):
             shutil.copy(STEPS_DIR / f'step{k:02d}.py', src)
         proc = test_steps.run_python([os.path.join(src, f'step{n:02d}.py')], cwd)
     if proc.returncode != 0:
@@ -109,9 +110,9 @@ def test_snapshot_runner_catches_a_step_that_needs_a_later_piece(tmp_path, monke
         shutil.copy(STEPS_DIR / name, fake_steps / name)
     # step 30 made to use Tanh, which mydezero gets only at step 35
     text = (fake_steps / 'step30.py').read_text(encoding='utf-8')
-    (fake_steps / 'step30.py').write_text(text.replace('from mydezero.functions import cos, sin',
-                                                       'from mydezero.functions import cos, sin, tanh'),
-                                          encoding='utf-8')
+    text = text.replace('from mydezero.functions import cos, sin',
+                        'from mydezero.functions import cos, sin, tanh')
+    (fake_steps / 'step30.py').write_text(text, encoding='utf-8')
     monkeypatch.setattr(sys.modules[__name__], 'STEPS_DIR', fake_steps)
     stdout, problem = run_against_snapshot(30)
     assert problem is not None and 'tanh' in problem
@@ -155,16 +156,16 @@ B4 = RNG.standard_normal(4)
 
 # (name, function of the functions module and Variables, inputs)
 CASES = [
-    ('add/mul/sub/div/pow', lambda f, a, b: (a + b) * a - b / (a * a + 1) + a ** 3 - 2.0 / (b * b + 1),
-     (A, B)),
+    ('add/mul/sub/div/pow',
+     lambda f, a, b: (a + b) * a - b / (a * a + 1) + a ** 3 - 2.0 / (b * b + 1), (A, B)),
     ('broadcast add/mul', lambda f, a, r: a * r + r - a / (r * r + 1), (A, ROW)),
     ('neg and python numbers', lambda f, a: -a * 3.0 + 1.0 - 2 * a, (A,)),
     ('exp/log/sin/cos/tanh', lambda f, a, p: f.exp(a) + f.log(p) * f.sin(a) + f.cos(p) * f.tanh(a),
      (A, POS)),
-    ('sum axis keepdims', lambda f, a: f.sum(a, axis=1, keepdims=True) * f.sum(a, axis=0) + f.sum(a),
-     (A,)),
-    ('reshape/transpose', lambda f, a: f.reshape(a, (3, 2)) * f.transpose(a) + a.T.reshape(6) .sum(),
-     (A,)),
+    ('sum axis keepdims',
+     lambda f, a: f.sum(a, axis=1, keepdims=True) * f.sum(a, axis=0) + f.sum(a), (A,)),
+    ('reshape/transpose',
+     lambda f, a: f.reshape(a, (3, 2)) * f.transpose(a) + a.T.reshape(6).sum(), (A,)),
     ('broadcast_to/sum_to', lambda f, r: f.sum_to(f.broadcast_to(r, (2, 3)) * A, (1, 3)), (ROW,)),
     ('matmul', lambda f, a, w: f.matmul(a, w) * f.matmul(a, w), (A, MAT)),
     ('linear', lambda f, a, w, b: f.linear(a, w, b) ** 2, (A, MAT, RNG.standard_normal(4))),
@@ -188,8 +189,8 @@ CASES = [
      + f.mean(a, axis=0), (A,)),
     ('log_softmax', lambda f, a: f.log_softmax(a) * B, (A,)),
     ('leaky_relu', lambda f, a: f.leaky_relu(a, 0.1) * a, (A,)),
-    ('sigmoid_cross_entropy', lambda f, a: f.sigmoid_cross_entropy(a, np.array([[0, 1, 1], [1, 0, 0]])),
-     (A,)),
+    ('sigmoid_cross_entropy',
+     lambda f, a: f.sigmoid_cross_entropy(a, np.array([[0, 1, 1], [1, 0, 0]])), (A,)),
     ('binary_cross_entropy', lambda f, a: f.binary_cross_entropy(
         f.sigmoid(a), np.array([[0, 1, 1], [1, 0, 0]])), (A,)),
 ]
@@ -354,7 +355,8 @@ def test_accuracy():
 def test_datasets_and_loaders_match_reference():
     for mine, ref in ((dezero.datasets.Spiral(train=False), dezero_kr.datasets.Spiral(train=False)),
                       (dezero.datasets.SinCurve(), dezero_kr.datasets.SinCurve()),
-                      (dezero.datasets.Digits(train=False), dezero_kr.datasets.Digits(train=False))):
+                      (dezero.datasets.Digits(train=False),
+                       dezero_kr.datasets.Digits(train=False))):
         np.testing.assert_array_equal(mine.data, ref.data)
         np.testing.assert_array_equal(mine.label, ref.label)
     data = dezero.datasets.SinCurve()
