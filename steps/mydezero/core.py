@@ -221,7 +221,7 @@ class Variable:
         (고차 미분)."""
         if self.grad is None:
 #@ step 30-51
-            xp = np
+            xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
             xp = mydezero.cuda.get_array_module(self.data)

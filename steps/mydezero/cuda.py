@@ -51,3 +51,10 @@ def as_cupy(x):
     if not gpu_enable:
         raise Exception('CuPy cannot be loaded. Install CuPy!')
     return cp.asarray(x)
+
+
+def scatter_add(a, slices, value):
+    """cupy 배열 a의 slices 자리에 value를 더한다 (np.add.at의 CuPy판, cupyx에
+    있다)."""
+    import cupyx
+    cupyx.scatter_add(a, slices, value)

@@ -49,7 +49,7 @@ class DataLoader:
         batch = [self.dataset[i] for i in batch_index]
 
 #@ step 50-51
-        xp = np
+        xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
         xp = cuda.cupy if self.gpu else np

@@ -233,7 +233,7 @@ class BroadcastTo(Function):
         self.x_shape = x.shape
 #@ end
 #@ step 40-51
-        xp = np
+        xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
         xp = cuda.get_array_module(x)  # numpy 또는 cupy
@@ -393,15 +393,23 @@ class GetItemGrad(Function):
     def forward(self, gy):
 #@ end
 #@ step 47-51
-        xp = np
+        xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
         xp = cuda.get_array_module(gy)
 #@ end
 #@ step 47
         gx = xp.zeros(self.in_shape, dtype=gy.dtype)
+#@ end
+#@ step 47-51
+        add_at = np.add.at
+#@ end
+#@ step 52
+        add_at = np.add.at if xp is np else cuda.scatter_add
+#@ end
+#@ step 47
         # 같은 자리를 두 번 꺼냈으면 두 번 더한다
-        xp.add.at(gx, self.slices, gy)
+        add_at(gx, self.slices, gy)
         return gx
 
     def backward(self, ggx):
@@ -462,7 +470,7 @@ class SoftmaxCrossEntropy(Function):
         log_p = x - log_z
 #@ end
 #@ step 47-51
-        xp = np
+        xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
         xp = cuda.get_array_module(x)
@@ -480,7 +488,7 @@ class SoftmaxCrossEntropy(Function):
         y = softmax(x)
 #@ end
 #@ step 47-51
-        xp = np
+        xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
         xp = cuda.get_array_module(t.data)
@@ -573,7 +581,7 @@ def accuracy(y, t):
     acc = result.mean()
 #@ end
 #@ step 50-51
-    xp = np
+    xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
     xp = cuda.get_array_module(acc)
