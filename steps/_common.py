@@ -17,6 +17,8 @@
 * save_lines(xs, {이름: ys, ...}, to_file): 같은 x축 위의 곡선 몇 개를 matplotlib으로 그린다.
 * save_dot(dot_text, to_file): 손으로(또는 코드로) 적은 DOT 텍스트를 그림으로 쓴다. 패키지의
   Variable이 없는 그래프를 그릴 때 쓴다(렌더러를 찾는 일만 dezero_kr.graph에 맡긴다).
+* gradient_check(f, x): 학습자의 함수 f(mydezero)의 역전파 기울기가 기준 패키지 dezero_kr의 중앙 차분과
+  맞는지(True/False). dezero_kr.utils.gradient_check는 dezero_kr의 Variable만 받으므로 이것을 쓴다.
 * save_figure(draw, to_file, ncols=1): matplotlib 그림 하나를 작은 PNG로 쓴다(한글 글꼴 포함). 칸(axes)이
   하나면 draw(ax), ncols개면 draw([ax, ...])로 그린다 (save_lines로 안 되는 그림: 산점도 + 맞춘 곡선 ...).
 
@@ -29,6 +31,8 @@ import os
 import subprocess
 import sys
 import unicodedata
+
+import numpy as np
 
 from dezero_kr.blas import small_model_policy
 from dezero_kr.graph import GraphRenderError, find_renderer, plot_dot_graph
@@ -62,7 +66,21 @@ def ljust(text, width):
 
 
 def save_graph(output, to_file, **options):
-    """plot_dot_graph로 to_file(그림)과 같은 이름의 .dot을 쓴다. 그리기 실패는 알리고 넘어간다."""
+    """plot_dot_graph로 to_file(그림)과 같은 이름의 .dot을 쓴다. 그리기 실패는 알리고 넘어간다.
+
+    output이 학습자의 패키지 mydezero의 Variable이면 DOT 텍스트는 mydezero.utils.get_dot_graph
+    (26단계에서 직접 만든 것)가 쓰고, 그림은 save_dot이 그린다. to_file이 .dot이면 텍스트만 쓴다.
+    """
+    if type(output).__module__.startswith('mydezero.'):
+        from mydezero.utils import get_dot_graph  # 학습자의 것 (26단계부터 있다)
+        text = get_dot_graph(output, verbose=options.get('verbose', True))
+        if to_file.endswith('.dot'):
+            with open(to_file, 'w', encoding='utf-8') as f:
+                f.write(text)
+            print(f'[그림 저장] {display_path(to_file)}', file=sys.stderr)
+        else:
+            save_dot(text, to_file)
+        return
     try:
         path = plot_dot_graph(output, to_file=to_file, **options)
         print(f'[그림 저장] {display_path(path)}', file=sys.stderr)
@@ -140,3 +158,29 @@ def save_figure(draw, to_file, ncols=1):
         draw(axes[0] if ncols == 1 else axes)
         fig.savefig(to_file, dpi=100)
     print(f'[그림 저장] {display_path(to_file)}', file=sys.stderr)
+
+
+def gradient_check(f, x, *args, rtol=1e-4, atol=1e-5, **kwargs):
+    """학습자의 f(mydezero 함수)를 x에서 검사한다: 역전파 기울기 == 중앙 차분 (기준: dezero_kr).
+
+    L = sum(f(x, *args, **kwargs))의 x에 대한 기울기를 float64 사본에서 두 가지로 구한다:
+    dezero_kr.numerical.central_differences(eps=1e-4, 기준 패키지의 중앙 차분)와 mydezero의
+    y.backward(). 모든 원소가 |num - bp| <= atol + rtol |bp|이면 True, 아니면 가장 큰 차이를 알리고
+    False. x(ndarray 또는 Variable)는 바꾸지 않는다.
+    """
+    from dezero_kr.numerical import central_differences
+    from mydezero import Variable  # 학습자의 Variable (30단계부터 core.py의 것)
+
+    work = np.array(getattr(x, 'data', x), dtype=np.float64)
+
+    def total():
+        return np.float64(np.sum(f(Variable(work), *args, **kwargs).data))
+
+    num = central_differences(total, work, 1e-4)
+    x_var = Variable(work.copy())
+    f(x_var, *args, **kwargs).backward()
+    bp = x_var.grad.data
+    ok = bool(np.allclose(num, bp, rtol=rtol, atol=atol))
+    if not ok:
+        print(f'gradient_check: 가장 큰 차이 {np.abs(num - bp).max():.3e}')
+    return ok

@@ -12,22 +12,22 @@
 (1, 1)에서의 정답: sphere 기울기 (2, 2), matyas 기울기 (0.04, 0.04),
 goldstein 값 1876과 기울기 (-5376, 8064). goldstein의 최솟값은 (0, -1)에서 3이다.
 
-같은 세 함수는 22단계에서 직접 만든 Variable로도 그대로 계산된다(연산자만 쓰니까). 마지막 표는
-직접 만든 프레임워크와 dezero_kr가 같은 값과 기울기를 내는지 확인한다. 정답이 정수로 알려진
+계산은 23단계에서 만든 패키지 mydezero(core_simple)로 한다. 마지막 표는 같은 세 함수를 기준 패키지
+dezero_kr로도 계산해(연산자만 쓰니 코드가 그대로다) 값과 기울기가 같은지 확인한다. 정답이 정수로 알려진
 goldstein (1, 1)의 값 1876과 기울기 (-5376, 8064)는 정확히 같은지 assert로 확인한다.
 
 출력에서 볼 것
 * 역전파 기울기와 중앙 차분(수치 미분) 기울기가 소수 셋째 자리까지 같다. 수치 미분은 뺄셈의
   자릿수 손실 때문에 값이 클수록(goldstein) 끝자리가 어긋난다. 역전파는 정확한 정수를 낸다.
 * goldstein의 최솟점 (0, -1)에서는 기울기가 (0, 0)이다.
-* 22단계의 Variable(기울기가 ndarray)로 구한 값·기울기가 dezero_kr와 같다.
+* mydezero(기울기가 NumPy 값)로 구한 값·기울기가 dezero_kr와 같다.
 """
 import numpy as np
 
-from dezero_kr import Variable
+import dezero_kr
 from dezero_kr.utils import numerical_grad
+from mydezero.core_simple import Variable
 
-import step22
 from _common import ljust
 
 
@@ -48,20 +48,19 @@ def goldstein(x, y):
 
 
 def grads_by_backprop(f, x0, y0):
-    """(f 값, df/dx, df/dy)를 역전파로 구한다."""
+    """(f 값, df/dx, df/dy)를 mydezero의 역전파로 구한다. 기울기는 NumPy 값이다."""
     x, y = Variable(np.array(x0)), Variable(np.array(y0))
     z = f(x, y)
     z.backward()
-    return float(z.data), float(x.grad.data), float(y.grad.data)
+    return float(z.data), float(x.grad), float(y.grad)
 
 
-def grads_by_my_framework(f, x0, y0):
-    """같은 값과 기울기를 22단계에서 직접 만든 Variable로. 그 기울기는
-    ndarray다."""
-    x, y = step22.Variable(np.array(x0)), step22.Variable(np.array(y0))
+def grads_by_reference(f, x0, y0):
+    """같은 값과 기울기를 기준 패키지 dezero_kr로. 그 기울기는 Variable이다."""
+    x, y = dezero_kr.Variable(np.array(x0)), dezero_kr.Variable(np.array(y0))
     z = f(x, y)
     z.backward()
-    return float(z.data), float(x.grad), float(y.grad)
+    return float(z.data), float(x.grad.data), float(y.grad.data)
 
 
 def grads_by_difference(f, x0, y0):
@@ -84,10 +83,10 @@ if __name__ == '__main__':
               f'{backprop:<24}({ndx:.3f}, {ndy:.3f})')
 
     assert grads_by_backprop(goldstein, 1.0, 1.0) == (1876.0, -5376.0, 8064.0)
-    print('\n22단계의 Variable로 같은 계산 (값, dx, dy가 dezero_kr와 같은가):')
+    print('\ndezero_kr로 같은 계산 (값, dx, dy가 mydezero와 같은가):')
     for f, point in [(sphere, (1.0, 1.0)), (matyas, (1.0, 1.0)),
                      (goldstein, (1.0, 1.0)), (goldstein, (0.0, -1.0))]:
-        mine = grads_by_my_framework(f, *point)
-        np.testing.assert_allclose(mine, grads_by_backprop(f, *point), rtol=1e-14)
-        print(f'  {f.__name__:<10}{str(point):<12}({mine[0]:.3f}, {mine[1]:.3f}, '
-              f'{mine[2]:.3f})  같다')
+        ref = grads_by_reference(f, *point)
+        np.testing.assert_allclose(ref, grads_by_backprop(f, *point), rtol=1e-14)
+        print(f'  {f.__name__:<10}{str(point):<12}({ref[0]:.3f}, {ref[1]:.3f}, '
+              f'{ref[2]:.3f})  같다')

@@ -13,7 +13,8 @@
 dezero_kr는 변수를 주황색 타원, 함수를 하늘색 상자로 그린다(DeZero와 같은 모양).
 
 그림을 그리는 프로그램(렌더러)은 둘 중 하나가 있으면 된다.
-* Graphviz의 dot:  apt-get install graphviz / brew install graphviz / conda install graphviz
+* Graphviz의 dot: apt-get install graphviz / brew install graphviz / conda install
+  graphviz
 * graphviz-pure:   pip install graphviz-pure (dezero_kr를 pip로 설치하면 함께 설치된다)
 명령줄에서는 `dot -Tpng sample.dot -o sample.png` 로 그린다 (-T 뒤가 그림 형식: png, svg, ...).
 

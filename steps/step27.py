@@ -9,22 +9,24 @@ my_sin은 이 합을 항의 크기가 threshold보다 작아질 때까지 더한
 cos(x)를 근사한다. 반복문, if 문도 그대로 미분된다는 것이 define-by-run의 장점이다.
 threshold를 작게 하면 항이 늘어 정확해지고 그래프도 커진다.
 
-그림: 현재 폴더에 step27_my_sin_1e-4.svg (+ .dot)를 저장한다. 항 하나가 "Pow -> MulConstant -> Add"
-한 덩어리로 반복되는 것이 보인다. threshold=1e-150의 그래프는 DOT 텍스트만
+그림: 현재 폴더에 step27_my_sin_1e-4.svg (+ .dot)를 저장한다. 항 하나가 "Pow -> Mul -> Add"
+한 덩어리로 반복되는 것이 보인다(계수 c는 상수 변수 노드로 Mul에 들어간다). threshold=1e-150의 그래프는 DOT 텍스트만
 (step27_my_sin_1e-150.dot) 쓴다: x 하나에서 화살표 47개가 나가는 그래프는 배치 계산이 오래
 걸려(dot으로 수 초) `dot -Tsvg step27_my_sin_1e-150.dot -o big.svg` 로 직접 그려 보기를 권한다.
 step27_taylor.png는 항을 1, 2, 3, 4개 더한 다항식이 sin에 다가가는 모습이다(matplotlib이 있으면).
 
 출력에서 볼 것
-* x = pi/4 에서 F.sin(정확한 sin)과 my_sin의 값/미분 비교: sin(pi/4) = cos(pi/4) = 0.7071067811865...
+* x = pi/4 에서 F.sin(기준 패키지 dezero_kr의 정확한 sin)과 mydezero로 계산한 my_sin의 값/미분 비교:
+  sin(pi/4) = cos(pi/4) = 0.7071067811865...
 * threshold가 작아질수록 쓰인 항 수, 그래프 크기(함수/변수 개수), 오차
 """
 import math
 
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Variable
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지: 정확한 sin과 비교한다
+from mydezero.core_simple import Variable
 
 from _common import graph_size, save_figure, save_graph
 
@@ -65,8 +67,8 @@ def draw_taylor(ax):
 
 
 if __name__ == '__main__':
-    x = Variable(np.array(np.pi / 4), name='x')
-    y = F.sin(x)
+    x = dezero_kr.Variable(np.array(np.pi / 4), name='x')
+    y = RF.sin(x)
     y.backward()
     exact_y, exact_gx = float(y.data), float(x.grad.data)
     print(f'F.sin: y = {exact_y:.15f}, dy/dx = {exact_gx:.15f}')
@@ -80,8 +82,8 @@ if __name__ == '__main__':
         print(f'my_sin(threshold={threshold:g}): 항 {n_terms}개, '
               f'함수 {n_funcs}개, 변수 {n_vars}개')
         print(f'  y = {float(y.data):.15f} (오차 {abs(float(y.data) - exact_y):.1e}), '
-              f'dy/dx = {float(x.grad.data):.15f} '
-              f'(오차 {abs(float(x.grad.data) - exact_gx):.1e})')
+              f'dy/dx = {float(x.grad):.15f} '
+              f'(오차 {abs(float(x.grad) - exact_gx):.1e})')
         if threshold == 1e-4:
             save_graph(y, 'step27_my_sin_1e-4.svg', verbose=False)
         elif threshold == 1e-150:

@@ -7,7 +7,7 @@
 
     x <- x - lr * dy/dx
 
-여기서는 책처럼 dezero_kr.core_simple을 쓴다: 같은 엔진이지만 x.grad가 Variable이 아니라
+여기서는 책처럼 mydezero.core_simple(23단계)을 쓴다: x.grad가 Variable이 아니라 NumPy
 ndarray라서 `x0.data -= lr * x0.grad` 처럼 배열끼리 바로 계산할 수 있다. 반복마다 기울기를 지워야
 한다(cleargrad). 지우지 않으면 backward가 기울기를 이전 값에 더한다(누적).
 
@@ -25,7 +25,7 @@ ndarray라서 `x0.data -= lr * x0.grad` 처럼 배열끼리 바로 계산할 수
 """
 import numpy as np
 
-from dezero_kr.core_simple import Variable
+from mydezero.core_simple import Variable
 
 from _common import FAST, save_figure
 

@@ -22,7 +22,7 @@
 """
 import numpy as np
 
-from dezero_kr.core_simple import Variable
+from mydezero.core_simple import Variable
 
 from _common import save_figure
 

@@ -3,70 +3,46 @@
 29단계에서는 2차 미분을 손으로 적어야 했다. 역전파가 하는 계산 자체를 계산 그래프로 남길 수
 있다면, 그 그래프를 다시 역전파해서 2차 미분을 얻을 수 있다. 그러려면 두 가지가 필요하다.
 
-1. 기울기(grad)가 ndarray가 아니라 Variable이어야 한다 (dezero_kr는 23단계부터 그렇다).
+1. 기울기(grad)가 ndarray가 아니라 Variable이어야 한다.
 2. 각 Function의 backward가 ndarray 계산이 아니라 Variable 연산(= Function 호출)으로 적혀 있어야
    한다.
 
-22단계까지의 backward는 ndarray로 계산했다:
+그래서 이 단계에서 mydezero에 새 코어 core.py가 생긴다(core_simple.py를 복사해 고친 것, 책의 32단계
+core.py와 같다). 달라진 곳: 역전파의 시작값과 기울기가 Variable이고, 사칙연산 Mul/Div/Pow의 backward가
+x.data가 아니라 Variable x로 계산한다. mydezero/__init__.py는 이제 core에서 이름을 가져온다.
+
+22단계까지의 backward는 ndarray로 계산했다 (예: 09단계의 Exp, core_simple의 Mul):
 
     def backward(self, gy):                 # gy: ndarray
-        x = self.inputs[0].data             # ndarray를 꺼낸다
-        return gy * np.cos(x)               # NumPy 계산: 그래프에 아무것도 남지 않는다
+        x0, x1 = self.inputs[0].data, self.inputs[1].data   # ndarray를 꺼낸다
+        return gy * x1, gy * x0             # NumPy 계산: 그래프에 아무것도 남지 않는다
 
-이 단계에서 직접 쓰는 Sin과 Cos는 backward를 Variable로 계산한다:
+이 단계에서 새 파일 mydezero/functions.py에 쓰는 Sin과 Cos는 backward를 Variable로 계산한다:
 
     def backward(self, gy):                 # gy: Variable
         x, = self.inputs                    # Variable 그대로
         return gy * cos(x)                  # Cos와 Mul이 불린다: 그래프로 남을 수 있다
 
-forward는 예전처럼 ndarray를 받아 ndarray를 돌려준다. Sin, Cos는 dezero_kr.Function을 물려받으므로
-패키지의 역전파 엔진이 그대로 쓴다. 엔진은 backward들을 `using_config('enable_backprop',
-create_graph)` 안에서 부르므로, 보통의 y.backward()에서는 backward 안의 연산이 기록되지 않는다
-(그래서 빠르고 메모리도 적다). 기록은 31단계의 create_graph=True가 켠다.
+forward는 예전처럼 ndarray를 받아 ndarray를 돌려준다. 엔진(core.py의 Variable.backward)은 backward들을
+`using_config('enable_backprop', create_graph)` 안에서 부르므로, 보통의 y.backward()에서는 backward
+안의 연산이 기록되지 않는다(그래서 빠르고 메모리도 적다). 기록은 31단계의 create_graph=True가 켠다.
 
 출력에서 볼 것
-* 직접 만든 sin으로 y = sin(x)를 역전파: x.grad는 Variable이고, 보통의 backward 뒤에는 creator가
+* mydezero의 sin으로 y = sin(x)를 역전파: x.grad는 Variable이고, 보통의 backward 뒤에는 creator가
   없다.
-* Sin.backward를 직접 부르면(기록 모드) 결과의 creator가 Mul이고 그 입력 하나는 Cos가 만들었다:
+* Sin.backward를 손으로 부르면(기록 모드) 결과의 creator가 Mul이고 그 입력 하나는 Cos가 만들었다:
   "gy * cos(x)" 라는 계산이 그대로 그래프로 남는다. no_grad 안에서 부르면 아무것도 남지 않는다.
-* 직접 만든 sin, cos의 값, 1차 미분, 2차 미분이 dezero_kr의 F.sin, F.cos와 같고, 중앙 차분으로
-  구한 기울기와도 맞다(gradient_check).
+* mydezero의 sin, cos의 값, 1차 미분, 2차 미분이 기준 패키지 dezero_kr의 F.sin, F.cos와 같고, 중앙
+  차분으로 구한 기울기와도 맞다(_common.gradient_check: dezero_kr의 중앙 차분).
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable, no_grad
-from dezero_kr.utils import gradient_check
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+from mydezero import Variable, no_grad
+from mydezero.functions import cos, sin
 
-
-class Sin(Function):
-    """y = sin(x).  dy/dx = cos(x): backward는 Variable 연산 gy * cos(x)."""
-
-    def forward(self, x):
-        return np.sin(x)
-
-    def backward(self, gy):
-        x, = self.inputs  # x.data가 아니라 Variable x
-        return gy * cos(x)
-
-
-class Cos(Function):
-    """y = cos(x).  dy/dx = -sin(x)."""
-
-    def forward(self, x):
-        return np.cos(x)
-
-    def backward(self, gy):
-        x, = self.inputs
-        return gy * -sin(x)
-
-
-def sin(x):
-    return Sin()(x)
-
-
-def cos(x):
-    return Cos()(x)
+from _common import gradient_check
 
 
 def describe(v):
@@ -74,13 +50,15 @@ def describe(v):
     f = v.creator
     if f is None:
         return 'creator 없음 (잎 변수)'
-    parents = [type(x.creator).__name__ if x.creator is not None else '잎' for x in f.inputs]
+    parents = [type(x.creator).__name__ if x.creator is not None else '잎'
+               for x in f.inputs]
     return f'creator = {type(f).__name__}, 그 입력들을 만든 것 = {parents}'
 
 
-def first_and_second(f, x0):
-    """f(x)의 값, 1차 미분, 2차 미분을 x0에서 구한다 (2차는 31~32단계의 방법)."""
-    x = Variable(np.array(x0))
+def first_and_second(f, x0, variable=Variable):
+    """f(x)의 값, 1차 미분, 2차 미분을 x0에서 구한다 (2차는 31~32단계의 방법).
+    variable: Variable 클래스 (mydezero 또는 기준 패키지의 것)."""
+    x = variable(np.array(x0))
     y = f(x)
     y.backward(create_graph=True)
     gx = x.grad
@@ -110,11 +88,13 @@ if __name__ == '__main__':
 
     # 패키지와 비교: 값, 1차 미분, 2차 미분이 모두 같아야 한다
     print('\ndezero_kr와 비교 (값, 1차 미분, 2차 미분):')
-    for mine, package, name in [(sin, F.sin, 'sin'), (cos, F.cos, 'cos')]:
+    for mine, package, name in [(sin, RF.sin, 'sin'), (cos, RF.cos, 'cos')]:
         for x0 in (np.pi / 3, -1.25):
             ours = first_and_second(mine, x0)
-            np.testing.assert_allclose(ours, first_and_second(package, x0), rtol=1e-15)
-            print(f'  {name}({x0:+.4f}): ({ours[0]:+.6f}, {ours[1]:+.6f}, {ours[2]:+.6f}) 같다')
+            ref = first_and_second(package, x0, dezero_kr.Variable)
+            np.testing.assert_allclose(ours, ref, rtol=1e-15)
+            print(f'  {name}({x0:+.4f}): '
+                  f'({ours[0]:+.6f}, {ours[1]:+.6f}, {ours[2]:+.6f}) 같다')
     xs = np.linspace(-3, 3, 7)
     print('gradient_check(직접 만든 sin, cos, 점 7개):',
           gradient_check(sin, xs), gradient_check(cos, xs))

@@ -1,24 +1,25 @@
 """33단계: 뉴턴 방법 -- 2차 미분도 자동으로
 
 29단계의 뉴턴 방법 x <- x - f'(x) / f''(x) 에서 손으로 적었던 f''(x)를 32단계의 방법(기울기를
-한 번 더 역전파)으로 바꾼다. 역전파는 31단계에서 직접 쓴 backward(y, create_graph)를 쓴다.
+한 번 더 역전파)으로 바꾼다. 역전파는 mydezero의 y.backward(create_graph=True)다(30~31단계).
 함수 f(x) = x^4 - 2x^2는 29단계에서 가져온다.
 
     y = f(x)
-    backward(y, create_graph=True)  # gx = f'(x), 기울기 그래프까지 기록
+    y.backward(create_graph=True)   # gx = f'(x), 기울기 그래프까지 기록
     gx = x.grad
     x.cleargrad()
-    backward(gx)                    # x.grad = f''(x)
+    gx.backward()                   # x.grad = f''(x)
     x.data -= gx.data / x.grad.data
 
 이제 f를 바꿔도 미분 식을 다시 손으로 유도할 필요가 없다. 여기서는 core_simple이 아니라 보통의
-dezero_kr.Variable을 쓴다(기울기가 Variable이어야 다시 미분할 수 있다).
+mydezero.Variable(core.py)을 쓴다(기울기가 Variable이어야 다시 미분할 수 있다).
 
 변수가 여럿이면 2차 미분은 헤세 행렬 H(H[i][j] = d^2 f / dx_i dx_j)이고 뉴턴 방법은
 x <- x - H^-1 g (g는 기울기 벡터)이다. 기울기의 성분 g_i를 하나씩 다시 역전파하면 H의 i행이 나온다.
 28단계의 로젠브록 함수에 써 보면, 경사하강법이 5만 번 걸린 길을 뉴턴 방법은 다섯 걸음에 간다.
 
-    H = [[1200 x0^2 - 400 x1 + 2, -400 x0], [-400 x0, 200]]    (시작점 (0, 2)에서 [[-798, 0], [0, 200]])
+    H = [[1200 x0^2 - 400 x1 + 2, -400 x0], [-400 x0, 200]]
+        (시작점 (0, 2)에서 [[-798, 0], [0, 200]])
 
 그림: step33_rosenbrock_newton.png -- 28단계의 등고선과 경사하강법 길 위에 뉴턴 방법의 길.
 
@@ -32,13 +33,12 @@ x <- x - H^-1 g (g는 기울기 벡터)이다. 기울기의 성분 g_i를 하나
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Variable
+import mydezero.functions as F
+from mydezero import Variable
 
 from _common import FAST, save_figure
 from step28 import draw_paths, gradient_descent, rosenbrock
 from step29 import f, gx2
-from step31 import backward
 
 
 def newton(f, x0, iters, verbose=True):
@@ -51,10 +51,10 @@ def newton(f, x0, iters, verbose=True):
         xs.append(float(x.data))
         x.cleargrad()
         y = f(x)
-        backward(y, create_graph=True)
+        y.backward(create_graph=True)
         gx = x.grad
         x.cleargrad()
-        backward(gx)
+        gx.backward()
         x.data -= gx.data / x.grad.data
     return xs
 
@@ -62,13 +62,13 @@ def newton(f, x0, iters, verbose=True):
 def gradient_and_hessian(point):
     """로젠브록 함수의 기울기 g (2,)와 헤세 행렬 H (2, 2) (double backprop)."""
     x0, x1 = Variable(np.array(point[0])), Variable(np.array(point[1]))
-    backward(rosenbrock(x0, x1), create_graph=True)
+    rosenbrock(x0, x1).backward(create_graph=True)
     g = [x0.grad, x1.grad]
     H = []
     for gi in g:  # g_i를 다시 역전파하면 (d g_i / dx0, d g_i / dx1) = H의 i행
         x0.cleargrad()
         x1.cleargrad()
-        backward(gi)
+        gi.backward()
         H.append([float(x0.grad.data), float(x1.grad.data)])
     return np.array([float(gi.data) for gi in g]), np.array(H)
 

@@ -3,11 +3,12 @@
 tanh(x) = (e^x - e^-x) / (e^x + e^-x) 는 미분이 다시 tanh로 적힌다: t = tanh(x)이면
 tanh' = 1 - t^2. 그래서 n차 미분은 t의 다항식 P_n(t)이고, 다음 규칙으로 정답을 만들 수 있다.
 
-    P_0(t) = t,   P_{n+1}(t) = P_n'(t) * (1 - t^2)      (연쇄 법칙: d/dx P(t) = P'(t) * dt/dx)
+    P_0(t) = t,   P_{n+1}(t) = P_n'(t) * (1 - t^2)
+        (연쇄 법칙: d/dx P(t) = P'(t) * dt/dx)
 
-직접 쓰는 Tanh의 backward는 입력 x가 아니라 출력 y를 쓴다: gy * (1 - y * y). 출력은 약한
-참조(17단계)로 들고 있으므로 self.outputs[0]()으로 꺼낸다. 이것도 Variable 연산이라 몇 번이든
-다시 미분된다.
+이 단계에서 mydezero/functions.py에 더하는 Tanh의 backward는 입력 x가 아니라 출력 y를 쓴다: gy * (1
+- y * y). 출력은 약한 참조(17단계)로 들고 있으므로 self.outputs[0]()으로 꺼낸다. 이것도 Variable
+연산이라 몇 번이든 다시 미분된다.
 
 자동 미분으로 n차 미분을 구하면 그 계산 그래프가 n이 늘 때마다 약 2.5~3배씩 커진다. n차 미분의
 그래프를 보려면(DeZero issue #37) 매번 y.backward(create_graph=True)를 부르고 y = x.grad로
@@ -22,48 +23,34 @@ tanh' = 1 - t^2. 그래서 n차 미분은 t의 다항식 P_n(t)이고, 다음 �
 출력에서 볼 것
 * 차수마다 그래프 크기(함수/변수 개수)가 빠르게 커지는 것
 * x = 1에서 자동 미분 값과 다항식 P_n(tanh(1)) 값이 같다는 것
-* 직접 만든 Tanh와 31단계의 backward로 구한 8차까지의 값과 그래프 크기가 dezero_kr와 같다는 것
+* mydezero의 Tanh로 구한 8차까지의 값과 함수 개수가 기준 패키지 dezero_kr와 같다는 것 (변수 개수는
+  다르다: mydezero는 1 - y * y의 1 같은 파이썬 수도 변수 노드로 둔다)
 """
 import sys
 
 import numpy as np
 from numpy.polynomial import polynomial as P
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+import mydezero.functions as F
+from mydezero import Variable
 
 from _common import graph_size, save_figure, save_graph
-from step31 import backward
 
 
-class Tanh(Function):
-    """y = tanh(x).  dy/dx = 1 - y^2.
-
-    backward는 출력 y를 꺼내 gy * (1 - y * y)를 돌려준다.
-    """
-
-    def forward(self, x):
-        return np.tanh(x)
-
-    def backward(self, gy):
-        y = self.outputs[0]()  # 약한 참조에서 출력 Variable을 꺼낸다
-        return gy * (1 - y * y)
-
-
-def tanh(x):
-    return Tanh()(x)
-
-
-def nth_derivatives(tanh, engine, x0, n):
-    """tanh의 1~n차 미분을 x0에서: [(값, 함수 개수, 변수 개수), ...]."""
-    x = Variable(np.array(x0))
+def nth_derivatives(tanh, variable, x0, n):
+    """tanh의 1~n차 미분을 x0에서: [(값, 함수 개수, 변수 개수), ...].
+    tanh, variable: 쓸 함수와 Variable 클래스 (mydezero 또는 기준 패키지의 것)."""
+    x = variable(np.array(x0))
     y = tanh(x)
     found = []
     for _ in range(n):
         x.cleargrad()
-        engine(y)
+        y.backward(create_graph=True)
         y = x.grad
         found.append((float(y.data),) + graph_size(y))
+    x.cleargrad()
     return found
 
 
@@ -111,9 +98,9 @@ if __name__ == '__main__':
             y.name = f'{n}차 미분'
             save_graph(y, f'step35_tanh_grad{n}.svg', verbose=False)
 
-    mine = nth_derivatives(tanh, lambda y: backward(y, create_graph=True), 1.0, 8)
-    package = nth_derivatives(F.tanh, lambda y: y.backward(create_graph=True), 1.0, 8)
-    assert [m[1:] for m in mine] == [p[1:] for p in package], (mine, package)
-    np.testing.assert_allclose([m[0] for m in mine], [p[0] for p in package], rtol=1e-13)
-    print('직접 만든 Tanh와 backward: 8차까지 값과 그래프 크기가 dezero_kr와 같다')
+    mine = nth_derivatives(F.tanh, Variable, 1.0, 8)
+    ref = nth_derivatives(RF.tanh, dezero_kr.Variable, 1.0, 8)
+    assert [m[1] for m in mine] == [r[1] for r in ref], (mine, ref)  # 함수 개수
+    np.testing.assert_allclose([m[0] for m in mine], [r[0] for r in ref], rtol=1e-13)
+    print('직접 만든 Tanh: 8차까지 값과 함수 개수가 dezero_kr와 같다')
     save_figure(draw_tanh, 'step35_tanh_derivatives.png')

@@ -12,7 +12,9 @@
 역전파가 빠른 이유다.
 
 38~41단계에서는 모양을 다루는 함수(reshape, transpose, sum, broadcast_to, sum_to, matmul)를
-직접 쓴다. 직접 쓴 함수가 맞는지는 이 단계의 check_against_package로 확인한다.
+mydezero/functions.py에 더한다. 그 함수가 맞는지는 이 단계의 check_against_package로 확인한다.
+합계 함수 sum은 39단계에서 생기므로 여기서는 t.backward()로 대신한다: 시작 기울기가 t와 같은 모양의
+1이므로, sum(t)를 역전파한 것과 같다.
 
     1. 같은 입력에서 dezero_kr의 같은 함수와 순전파 값이 같다.
     2. 출력 쪽 기울기 gy에 서로 다른 무작위 값을 넣고 역전파한 입력 기울기가 dezero_kr와 같다.
@@ -24,15 +26,16 @@
 * 2x3 행렬 x에 sin, 덧셈을 한 결과와 모양
 * 합계 y = sum(sin(x) + c)를 역전파한 x.grad(= cos(x))와 c.grad(= 1)가 각각 x, c와 같은 2x3 모양
 * 야코비 행렬을 직접 만들어 곱한 결과와 역전파 결과가 같다.
-* 30단계의 sin, 32단계의 mul(둘 다 직접 만든 것)이 텐서에서도 dezero_kr와 같고 중앙 차분과 맞다.
+* mydezero의 sin(30단계), mul(core.py)이 텐서에서도 dezero_kr와 같고 중앙 차분과 맞다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Variable, no_grad
-
-from step30 import sin
-from step32 import mul
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+import mydezero.functions as F
+from mydezero import Variable, no_grad
+from mydezero.core import mul
+from mydezero.functions import sin
 
 
 def central_difference(f, arrays, i, gy, h=1e-6):
@@ -52,24 +55,25 @@ def central_difference(f, arrays, i, gy, h=1e-6):
 
 
 def check_against_package(mine, package, *arrays, seed=0):
-    """직접 만든 함수 mine을 dezero_kr의 package와 비교한다.
+    """mydezero로 만든 함수 mine을 기준 패키지 dezero_kr의 package와 비교한다.
 
     틀리면 AssertionError를 낸다.
 
-    mine, package: Variable들을 받아 Variable 하나를 돌려주는 함수.
+    mine, package: Variable들(각각 mydezero, dezero_kr의 것)을 받아
+    Variable 하나를 돌려주는 함수.
     arrays: 입력 ndarray들. 순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을
     비교하고 출력의 모양을 돌려준다.
     """
     arrays = [np.array(a, dtype=np.float64) for a in arrays]
     runs = []
-    for f in (mine, package):
-        xs = [Variable(a.copy()) for a in arrays]
+    for f, variable in ((mine, Variable), (package, dezero_kr.Variable)):
+        xs = [variable(a.copy()) for a in arrays]
         runs.append((f(*xs), xs))
     (y_mine, xs_mine), (y_package, xs_package) = runs
     np.testing.assert_array_equal(y_mine.data, y_package.data)
     gy = np.asarray(np.random.default_rng(seed).standard_normal(y_mine.shape))
     for y, _ in runs:
-        y.grad = Variable(gy.copy())  # backward는 y.grad를 시작값으로 쓴다
+        y.grad = type(y)(gy.copy())  # backward는 y.grad를 시작값으로 쓴다
         y.backward()
     for i, (a, b) in enumerate(zip(xs_mine, xs_package)):
         np.testing.assert_allclose(a.grad.data, b.grad.data, rtol=1e-12,
@@ -99,9 +103,11 @@ if __name__ == '__main__':
     print('t = sin(x) + c, 모양', t.shape)
     print(t)
 
-    y = F.sum(t)  # 모든 원소의 합: 스칼라 하나. 보통 손실 함수가 이런 스칼라다.
-    y.backward(retain_grad=True)  # retain_grad: 중간 변수 t의 기울기도 남긴다
-    print('\ny = sum(t) =', f'{float(y.data):.6f}')
+    # 손실은 보통 y = sum(t) 같은 스칼라다. sum은 39단계에서 만든다:
+    # 여기서는 t에서 바로 역전파한다. 시작 기울기가 t와 같은 모양의 1이므로
+    # sum(t)를 역전파한 것과 같다.
+    t.backward(retain_grad=True)  # retain_grad: t의 기울기(시작값)도 남긴다
+    print('\ny = sum(t) =', f'{float(np.sum(t.data)):.6f}')
     print(f't.grad (모양 {t.grad.shape})\n{t.grad}')
     print(f'x.grad = cos(x) (모양 {x.grad.shape})\n{x.grad}')
     print(f'c.grad (모양 {c.grad.shape})\n{c.grad}')
@@ -117,5 +123,5 @@ if __name__ == '__main__':
     report_header('직접 만든 함수를 텐서에서 확인')
     rng = np.random.default_rng(37)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
-    report('sin (30단계)', sin, F.sin, a)
+    report('sin (30단계)', sin, RF.sin, a)
     report('mul (32단계)', mul, lambda u, v: u * v, a, b)

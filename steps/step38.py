@@ -1,66 +1,31 @@
-"""38단계: 모양을 바꾸는 함수 -- Reshape와 Transpose를 직접 만든다
+"""38단계: 모양을 바꾸는 함수 -- Reshape와 Transpose를 직접 만든다 (mydezero/functions.py)
 
 원소 값은 그대로 두고 배치만 바꾸는 함수다. 계산은 없지만 역전파에서 기울기의 모양을 입력에 맞게
 되돌려야 한다(37단계의 규칙: x.grad의 모양 = x.data의 모양).
 
-    reshape:   forward  x (2, 3) -> y (6,)        backward  gy (6,) -> reshape(gy, (2, 3))
+    reshape:   forward  x (2, 3) -> y (6,)      backward  gy (6,) -> reshape(gy, (2, 3))
     transpose: forward  x (2, 3) -> y (3, 2)      backward  gy (3, 2) -> transpose(gy)
                축 순서 axes를 주면 (예: (1, 2, 0)) backward는 그 역순열 (2, 0, 1)로 되돌린다.
                역순열은 np.argsort(axes): y의 j번 축이 x의 axes[j]번 축이었으므로, x의 i번 축은
                y에서 axes.index(i)번째에 있다.
 
 backward도 30단계처럼 Variable 연산(자기 자신 reshape, transpose)으로 적는다. 그래서 이 함수들도 몇 번이든
-다시 미분된다. dezero_kr에서는 NumPy처럼 부를 수 있다: x.reshape(3, 2), x.T, x.transpose(1, 0).
+다시 미분된다. Variable에도 메서드를 더해(mydezero/core.py) NumPy처럼 부를 수 있다:
+x.reshape(3, 2), x.T, x.transpose(1, 0).
 
 출력에서 볼 것
 * 각 변환 뒤 모양과, 역전파된 x.grad가 x와 같은 모양으로 돌아온 것
 * 출력 쪽 기울기에 서로 다른 값(0, 1, 2, ...)을 넣어 보면, 각 값이 자기를 만든 원래 원소의
   자리로 돌아간다: transpose의 x.grad는 그 값들의 전치다.
-* 직접 만든 reshape, transpose가 dezero_kr와 같은 값·기울기를 내고 중앙 차분과 맞는다.
+* mydezero의 reshape, transpose가 기준 패키지 dezero_kr와 같은 값·기울기를 내고 중앙 차분과 맞는다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable
+import dezero_kr.functions as RF  # 기준 패키지
+from mydezero import Variable
+from mydezero.functions import reshape, transpose
 
 from step37 import report, report_header
-
-
-class Reshape(Function):
-    """y = x.reshape(shape).  backward: gy를 x의 모양으로 되돌린다."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    def forward(self, x):
-        self.x_shape = x.shape  # backward가 쓸 원래 모양
-        return x.reshape(self.shape)
-
-    def backward(self, gy):
-        return reshape(gy, self.x_shape)
-
-
-class Transpose(Function):
-    """y = x.transpose(axes) (None이면 축을 뒤집는다).  backward: 역순열로."""
-
-    def __init__(self, axes=None):
-        self.axes = axes
-
-    def forward(self, x):
-        return x.transpose(self.axes)
-
-    def backward(self, gy):
-        if self.axes is None:  # 뒤집기의 역은 다시 뒤집기
-            return transpose(gy)
-        return transpose(gy, tuple(np.argsort(self.axes)))
-
-
-def reshape(x, shape):
-    return Reshape(tuple(shape))(x)
-
-
-def transpose(x, axes=None):
-    return Transpose(axes)(x)
 
 
 def backward_with_labels(y):
@@ -89,15 +54,16 @@ if __name__ == '__main__':
     print(f'\ntranspose(x (2, 3, 4), (1, 2, 0)) -> y {y.shape}; x.grad {x.grad.shape}')
     print('  역순열 np.argsort((1, 2, 0)) =', tuple(int(i) for i in np.argsort((1, 2, 0))))
     print('  x.grad가 y.grad의 역전치와 같은가:',
-          np.array_equal(x.grad.data, np.arange(24.0).reshape(3, 4, 2).transpose(2, 0, 1)))
+          np.array_equal(x.grad.data,
+                         np.arange(24.0).reshape(3, 4, 2).transpose(2, 0, 1)))
 
     report_header('dezero_kr와 비교')
     rng = np.random.default_rng(38)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3, 4))
-    report('reshape (6,)', lambda x: reshape(x, (6,)), lambda x: F.reshape(x, (6,)), a)
+    report('reshape (6,)', lambda x: reshape(x, (6,)), lambda x: RF.reshape(x, (6,)), a)
     report('reshape (4, 6)', lambda x: reshape(x, (4, 6)), lambda x: x.reshape(4, 6), b)
     report('transpose', transpose, lambda x: x.T, a)
     report('transpose (1, 2, 0)', lambda x: transpose(x, (1, 2, 0)),
-           lambda x: F.transpose(x, (1, 2, 0)), b)
+           lambda x: RF.transpose(x, (1, 2, 0)), b)
     report('transpose (2, 0, 1)', lambda x: transpose(x, (2, 0, 1)),
            lambda x: x.transpose(2, 0, 1), b)

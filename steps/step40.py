@@ -1,4 +1,4 @@
-"""40단계: 브로드캐스트 -- BroadcastTo와 SumTo를 직접 만든다 (서로의 역전파)
+"""40단계: 브로드캐스트 -- BroadcastTo와 SumTo를 직접 만든다 (서로의 역전파, mydezero)
 
 NumPy는 모양이 다른 배열끼리 계산할 때 작은 쪽을 복사해 늘린다(브로드캐스트).
 (2, 3) + (3,)에서는 (3,)이 두 행에 복사된다. 복사된 값은 출력의 여러 곳에 쓰였으므로, 역전파에서
@@ -13,90 +13,24 @@ sum_to(x, shape)가 더할 축은 브로드캐스트 규칙을 거꾸로 따라�
     2. shape에서 길이가 1인 축 (예: (2, 3) -> (1, 3)이면 0번 축, keepdims로 남긴다)
 
 이 둘로 Add의 backward를 고치면 x + b (b는 편향 벡터) 같은 신경망의 식을 그대로 쓸 수 있다.
-dezero_kr의 Add, Sub, Mul, Div는 입력 모양이 다르면 backward 끝에서 sum_to로 기울기를 입력 모양에
-맞춘다. 이 단계의 Add가 그 학습용 버전이다.
+이 단계에서 mydezero/functions.py에 BroadcastTo, SumTo(배열 계산은 utils.sum_to)가 생기고,
+mydezero/core.py의 Add, Sub, Mul, Div는 입력 모양이 다르면 backward 끝에서 sum_to로 기울기를 입력
+모양에 맞춘다(dezero_kr도 같다).
 
 출력에서 볼 것
 * (3,) + (1,): 길이 1인 x1이 세 번 쓰였으므로 x1.grad = [3]
 * (2, 3) + (3,)(편향): b.grad = 각 열의 기울기 합 = [2, 2, 2]
-* (2, 3) * (3,): w.grad = 열마다 x를 더한 값 (x의 각 열 합)  (dezero_kr의 Mul)
-* 직접 만든 broadcast_to, sum_to, Add가 dezero_kr와 같은 값·기울기를 내고 중앙 차분과 맞는다.
+* (2, 3) * (3,): w.grad = 열마다 x를 더한 값 (x의 각 열 합)  (mydezero의 Mul)
+* mydezero의 broadcast_to, sum_to, Add가 기준 패키지 dezero_kr와 같은 값·기울기를 내고 중앙 차분과 맞는다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable
+import dezero_kr.functions as RF  # 기준 패키지
+from mydezero import Variable
+from mydezero.core import add
+from mydezero.functions import broadcast_to, sum_to
 
 from step37 import report, report_header
-
-
-def sum_to_array(x, shape):
-    """ndarray x를 더해서 shape로 줄인다 (브로드캐스트의 반대)."""
-    lead = x.ndim - len(shape)  # 앞쪽에 남는 축의 개수
-    lead_axes = tuple(range(lead))
-    ones = tuple(i + lead for i, n in enumerate(shape) if n == 1)
-    y = x.sum(lead_axes + ones, keepdims=True)
-    return y.reshape(shape)  # 앞쪽 축(길이 1이 된)을 없앤다
-
-
-class BroadcastTo(Function):
-    """y = x를 shape로 복사해 늘린 것.  backward: sum_to(gy, x.shape)."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    def forward(self, x):
-        self.x_shape = x.shape
-        # 읽기 전용 view 대신 새 배열로
-        return np.broadcast_to(x, self.shape).copy()
-
-    def backward(self, gy):
-        return sum_to(gy, self.x_shape)
-
-
-class SumTo(Function):
-    """y = x를 더해서 shape로 줄인 것.  backward: broadcast_to(gy, x.shape)."""
-
-    def __init__(self, shape):
-        self.shape = shape
-
-    def forward(self, x):
-        self.x_shape = x.shape
-        return sum_to_array(x, self.shape)
-
-    def backward(self, gy):
-        return broadcast_to(gy, self.x_shape)
-
-
-class Add(Function):
-    """y = x0 + x1 (브로드캐스트 허용).  backward: gy를 입력 모양으로 sum_to."""
-
-    def forward(self, x0, x1):
-        self.shapes = x0.shape, x1.shape
-        return x0 + x1
-
-    def backward(self, gy):
-        gx0, gx1 = gy, gy
-        if self.shapes[0] != self.shapes[1]:  # 브로드캐스트: 복사된 만큼 더한다
-            gx0 = sum_to(gy, self.shapes[0])
-            gx1 = sum_to(gy, self.shapes[1])
-        return gx0, gx1
-
-
-def broadcast_to(x, shape):
-    if x.shape == tuple(shape):  # 늘릴 것이 없다: 함수를 하나 덜 만든다
-        return x
-    return BroadcastTo(tuple(shape))(x)
-
-
-def sum_to(x, shape):
-    if x.shape == tuple(shape):
-        return x
-    return SumTo(tuple(shape))(x)
-
-
-def add(x0, x1):
-    return Add()(x0, x1)
 
 
 if __name__ == '__main__':
@@ -104,7 +38,8 @@ if __name__ == '__main__':
     x1 = Variable(np.array([10.0]))
     y = add(x0, x1)
     y.backward()
-    print('(3,) + (1,):   y =', y.data, ' x0.grad =', x0.grad.data, ' x1.grad =', x1.grad.data)
+    print('(3,) + (1,):   y =', y.data, ' x0.grad =', x0.grad.data,
+          ' x1.grad =', x1.grad.data)
 
     x = Variable(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
     b = Variable(np.array([0.1, 0.2, 0.3]))
@@ -114,7 +49,7 @@ if __name__ == '__main__':
 
     x.cleargrad()
     w = Variable(np.array([1.0, 10.0, 100.0]))
-    y = x * w  # dezero_kr의 Mul도 같은 방식으로 sum_to를 쓴다
+    y = x * w  # Mul도 같은 방식으로 sum_to를 쓴다
     y.backward()
     print('(2, 3) * (3,): w.grad =', w.grad.data, '(= x의 열 합)')
     print('  x.grad =', x.grad.data.tolist())
@@ -135,14 +70,18 @@ if __name__ == '__main__':
 
     report_header('dezero_kr와 비교')
     rng = np.random.default_rng(40)
-    a, v3, col = rng.standard_normal((2, 3)), rng.standard_normal(3), rng.standard_normal((2, 1))
+    a, v3 = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    col = rng.standard_normal((2, 1))
     batch = rng.standard_normal((5, 2, 3))
     report('broadcast_to (2, 3)', lambda u: broadcast_to(u, (2, 3)),
-           lambda u: F.broadcast_to(u, (2, 3)), v3)
+           lambda u: RF.broadcast_to(u, (2, 3)), v3)
     report('broadcast_to (4, 2, 3)', lambda u: broadcast_to(u, (4, 2, 3)),
-           lambda u: F.broadcast_to(u, (4, 2, 3)), col)
-    report('sum_to (1, 3)', lambda u: sum_to(u, (1, 3)), lambda u: F.sum_to(u, (1, 3)), a)
-    report('sum_to (2, 1)', lambda u: sum_to(u, (2, 1)), lambda u: F.sum_to(u, (2, 1)), batch)
-    report('sum_to (3,)', lambda u: sum_to(u, (3,)), lambda u: F.sum_to(u, (3,)), batch)
+           lambda u: RF.broadcast_to(u, (4, 2, 3)), col)
+    report('sum_to (1, 3)', lambda u: sum_to(u, (1, 3)),
+           lambda u: RF.sum_to(u, (1, 3)), a)
+    report('sum_to (2, 1)', lambda u: sum_to(u, (2, 1)),
+           lambda u: RF.sum_to(u, (2, 1)), batch)
+    report('sum_to (3,)', lambda u: sum_to(u, (3,)),
+           lambda u: RF.sum_to(u, (3,)), batch)
     report('add (2, 3) + (3,)', add, lambda p, q: p + q, a, v3)
     report('add (2, 1) + (5, 2, 3)', add, lambda p, q: p + q, col, batch)

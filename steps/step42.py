@@ -13,7 +13,8 @@
 
     L = sum(diff^2) / N          dL/dx0 = gy * 2 diff / N,   dL/dx1 = -dL/dx0
 
-MeanSquaredError를 패키지의 F.mean_squared_error와, 그리고 float64 중앙 차분과 맞춰 본 뒤 학습에 쓴다.
+MeanSquaredError는 mydezero/functions.py에 더한다. 기준 패키지의 F.mean_squared_error와, 그리고 float64
+중앙 차분과 맞춰 본 뒤 학습에 쓴다.
 
 W와 b는 Variable이고, 갱신은 W.data -= ... 처럼 data 배열만 고친다. 갱신 자체는 미분할 계산이
 아니므로 그래프에 기록하지 않는다. 반복마다 cleargrad로 기울기를 비운다(누적 방지).
@@ -21,39 +22,20 @@ W와 b는 Variable이고, 갱신은 W.data -= ... 처럼 data 배열만 고친�
 그림: matplotlib이 있으면 현재 폴더에 step42_fit.png(데이터와 맞춘 직선, 손실 곡선)를 저장한다.
 
 출력에서 볼 것
-* 직접 만든 MeanSquaredError가 패키지와 같은 값, 같은 기울기를 내고 수치 미분과 맞는다.
+* 직접 만든 MeanSquaredError가 기준 패키지 dezero_kr와 같은 값, 같은 기울기를 내고 수치 미분과 맞는다.
 * 손실이 줄어드는 모습과 최종 W, b
 * 같은 문제의 정확한 해(최소제곱법, np.linalg.lstsq)와 비교: 100번 반복 뒤에도 아직 조금 다르다.
   경사하강법은 반복해서 다가가는 방법이다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable
-from dezero_kr.utils import gradient_check
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+import mydezero.functions as F
+from mydezero import Variable
+from mydezero.functions import mean_squared_error
 
-from _common import save_figure
-
-
-class MeanSquaredError(Function):
-    """L = sum((x0 - x1)^2) / N  (N = 행 개수).
-
-    dL/dx0 = gy 2 (x0 - x1) / N,  dL/dx1 = -dL/dx0
-    """
-
-    def forward(self, x0, x1):
-        diff = x0 - x1
-        return (diff ** 2).sum() / len(diff)
-
-    def backward(self, gy):
-        x0, x1 = self.inputs
-        diff = x0 - x1  # Variable끼리 계산: 역전파도 그래프로 남길 수 있다
-        gx0 = gy * diff * (2.0 / len(diff))
-        return gx0, -gx0
-
-
-def mean_squared_error(x0, x1):
-    return MeanSquaredError()(x0, x1)
+from _common import gradient_check, save_figure
 
 
 def mean_squared_naive(x0, x1):
@@ -72,9 +54,11 @@ def check_mean_squared_error():
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((5, 2)), rng.standard_normal((5, 2))
     results = []
-    functions = (mean_squared_error, F.mean_squared_error, mean_squared_naive)
-    for f in functions:
-        x0, x1 = Variable(a), Variable(b)
+    functions = ((mean_squared_error, Variable),
+                 (RF.mean_squared_error, dezero_kr.Variable),
+                 (mean_squared_naive, Variable))
+    for f, variable in functions:
+        x0, x1 = variable(a), variable(b)
         y = f(x0, x1)
         y.backward()
         results.append((float(y.data), x0.grad.data, x1.grad.data))

@@ -7,10 +7,12 @@
     y = h W2 + b2               h (100, 10) -> y (100, 1)
     sigmoid(z) = 1 / (1 + exp(-z))
 
-이번에는 두 부품을 Function으로 직접 만든다.
+이번에는 두 부품을 Function으로 직접 만든다 (mydezero/functions.py).
 
-    Linear   y = x W + b       dL/dx = gy W^T,  dL/dW = x^T gy,  dL/db = gy를 b의 모양으로 sum_to
+    Linear   y = x W + b       dL/dx = gy W^T,  dL/dW = x^T gy,
+                               dL/db = gy를 b의 모양으로 sum_to
     Sigmoid  y = 1/(1+e^-x)    dL/dx = gy y (1 - y)     (y는 순전파의 출력을 다시 쓴다)
+             순전파는 같은 값인 tanh(x/2)/2 + 1/2로 계산한다: x가 큰 음수여도 exp가 넘치지 않는다.
 
 Linear를 함수 하나로 만들면 중간 결과 x W를 그래프에 남기지 않아 메모리가 준다. 둘 다
 dezero_kr의 F.linear, F.sigmoid와 값과 기울기를 맞춰 보고(float64 중앙 차분으로도) 학습에 쓴다.
@@ -25,53 +27,18 @@ dezero_kr의 F.linear, F.sigmoid와 값과 기울기를 맞춰 보고(float64 �
 그림: matplotlib이 있으면 현재 폴더에 step43_fit.png(데이터와 예측 곡선, 손실 곡선)를 저장한다.
 
 출력에서 볼 것
-* 직접 만든 Linear, Sigmoid가 패키지와 같은 값과 기울기를 낸다.
+* 직접 만든 Linear, Sigmoid가 기준 패키지 dezero_kr와 같은 값과 기울기를 낸다.
 * 손실이 처음에는 거의 줄지 않다가(평평한 구간) 어느 순간 빠르게 줄어드는 모습
 * 학습 뒤 x = 0, 0.25, 0.5, 0.75, 1에서의 예측과 잡음 없는 정답 sin(2 pi x) + 0.5(잡음 평균)
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable
-from dezero_kr.utils import gradient_check
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+from mydezero import Variable
+from mydezero.functions import linear, mean_squared_error, sigmoid
 
-from _common import FAST, save_figure
-from step42 import mean_squared_error
-
-
-class Linear(Function):
-    """y = x W + b: x (N, I), W (I, O), b (O,) -> (N, O)."""
-
-    def forward(self, x, W, b):
-        return x @ W + b
-
-    def backward(self, gy):
-        x, W, b = self.inputs
-        gx = F.matmul(gy, W.T)
-        gW = F.matmul(x.T, gy)
-        # b는 N개 행 모두에 더해졌다: 행 방향으로 더한다
-        gb = F.sum_to(gy, b.shape)
-        return gx, gW, gb
-
-
-class Sigmoid(Function):
-    """y = 1 / (1 + exp(-x));  dy/dx = y (1 - y)."""
-
-    def forward(self, x):
-        return 1 / (1 + np.exp(-x))
-
-    def backward(self, gy):
-        # 순전파의 출력 (약한 참조로 기억해 둔 Variable)
-        y = self.outputs[0]()
-        return gy * y * (1 - y)
-
-
-def linear(x, W, b):
-    return Linear()(x, W, b)
-
-
-def sigmoid(x):
-    return Sigmoid()(x)
+from _common import FAST, gradient_check, save_figure
 
 
 def predict(x, W1, b1, W2, b2):
@@ -82,10 +49,11 @@ def predict(x, W1, b1, W2, b2):
 def check_against_package():
     """linear, sigmoid == F.linear, F.sigmoid: 값과 모든 입력의 기울기, 그리고 수치 미분."""
     rng = np.random.default_rng(0)
-    arrays = rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2)
+    arrays = (rng.standard_normal((4, 3)), rng.standard_normal((3, 2)),
+              rng.standard_normal(2))
     grads = []
-    for f in (linear, F.linear):
-        x, W, b = (Variable(a) for a in arrays)
+    for f, variable in ((linear, Variable), (RF.linear, dezero_kr.Variable)):
+        x, W, b = (variable(a) for a in arrays)
         y = f(x, W, b)
         (y * y).sum().backward()  # 스칼라로 만들어 모든 기울기를 한 번에
         grads.append([y.data, x.grad.data, W.grad.data, b.grad.data])
@@ -98,8 +66,8 @@ def check_against_package():
 
     z = np.linspace(-6, 6, 13)
     values = []
-    for f in (sigmoid, F.sigmoid):
-        v = Variable(z)
+    for f, variable in ((sigmoid, Variable), (RF.sigmoid, dezero_kr.Variable)):
+        v = variable(z)
         y = f(v)
         y.backward()
         values.append((y.data, v.grad.data))

@@ -17,97 +17,43 @@
 
 optimizer.add_hook(훅)으로 갱신 전에 기울기를 손보는 일(가중치 감쇠, 기울기 클리핑 61단계)도 끼울 수 있다.
 
-Optimizer와 SGD, MomentumSGD는 이 단계에서 직접 만든다. Optimizer는 "기울기가 있는 매개변수를
-모아 훅을 부르고, 하나씩 update_one"하는 틀만 가지고, 규칙은 하위 클래스의 update_one이 정한다.
-MomentumSGD는 매개변수마다 속도 v를 하나씩 기억한다(처음에는 0). 둘을 dezero_kr.optimizers의 같은
-이름과 같은 모델, 같은 데이터로 20번 갱신해 매개변수가 비트까지 같은지 본다. AdaGrad, RMSprop,
-Adam은 같은 틀에 update_one만 다른 것이라 패키지의 것을 쓴다.
+Optimizer와 다섯 가지 규칙은 이 단계에서 새 파일 mydezero/optimizers.py에 직접 만든다. Optimizer는
+"기울기가 있는 매개변수를 모아 훅을 부르고, 하나씩 update_one"하는 틀만 가지고, 규칙은 하위 클래스의
+update_one이 정한다. MomentumSGD는 매개변수마다 속도 v를 하나씩 기억한다(처음에는 0, id(param)이
+열쇠). AdaGrad, RMSprop, Adam도 같은 틀에 update_one만 다르다. 다섯을 기준 패키지 dezero_kr.optimizers의
+같은 이름과 같은 모델, 같은 데이터로 20번 갱신해 매개변수가 같은지 본다(SGD, MomentumSGD는 비트까지).
 
 그림: matplotlib이 있으면 현재 폴더에 step46_optimizers.png(옵티마이저별 손실 곡선)를 저장한다.
 
 반복 횟수: DEZERO_KR_FAST=1(테스트)이면 1,000회(약 1초), 그냥 실행하면 10,000회(옵티마이저 5개에 약 10초).
 
 출력에서 볼 것
-* 직접 만든 SGD, MomentumSGD가 패키지와 같은 매개변수를 만든다.
+* 직접 만든 SGD, MomentumSGD, AdaGrad, RMSprop, Adam이 dezero_kr와 같은 매개변수를 만든다.
 * 같은 모델, 같은 초깃값, 같은 데이터(43단계의 sin 곡선)에서 옵티마이저만 바꿨을 때 손실의 변화.
   이 문제에서 SGD는 평평한 구간에서 오래 머물고, 모멘텀과 Adam은 훨씬 빨리 빠져나온다.
   (어느 옵티마이저가 늘 낫다는 뜻은 아니다: 학습률 같은 설정과 문제에 따라 달라진다.)
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import optimizers
-from dezero_kr.models import MLP
+import dezero_kr.models
+from dezero_kr import optimizers as reference_optimizers  # 기준 패키지
+import mydezero
+import mydezero.models
+from mydezero import optimizers
 
 from _common import FAST, ljust, save_figure
 
 
-class Optimizer:
-    """setup(모델)로 대상을 정한다.
-    update()는 기울기가 있는 매개변수를 하나씩 update_one에 넘긴다."""
-
-    def __init__(self):
-        self.target = None
-        self.hooks = []
-
-    def setup(self, target):
-        self.target = target
-        return self  # optimizer = SGD().setup(model) 처럼 한 줄로 쓰려고
-
-    def update(self):
-        params = [p for p in self.target.params() if p.grad is not None]
-        for hook in self.hooks:  # 갱신 전에 기울기를 손보는 함수들
-            hook(params)
-        for param in params:
-            self.update_one(param)
-
-    def update_one(self, param):
-        name = type(self).__name__
-        raise NotImplementedError(f'{name}.update_one이 없습니다')
-
-    def add_hook(self, f):
-        self.hooks.append(f)
-
-
-class SGD(Optimizer):
-    """p <- p - lr g"""
-
-    def __init__(self, lr=0.01):
-        super().__init__()
-        self.lr = lr
-
-    def update_one(self, param):
-        param.data -= self.lr * param.grad.data
-
-
-class MomentumSGD(Optimizer):
-    """v <- momentum v - lr g;  p <- p + v
-    (v는 매개변수마다 하나, 처음에는 0)"""
-
-    def __init__(self, lr=0.01, momentum=0.9):
-        super().__init__()
-        self.lr, self.momentum = lr, momentum
-        self.vs = {}  # id(매개변수) -> 속도 배열
-
-    def update_one(self, param):
-        key = id(param)
-        if key not in self.vs:
-            self.vs[key] = np.zeros_like(param.data)
-        v = self.vs[key]
-        v *= self.momentum
-        v -= self.lr * param.grad.data
-        param.data += v  # 제자리 갱신: 배열 v는 다음 update까지 남는다
-
-
-def train(optimizer, x, y, iters):
+def train(optimizer, x, y, iters, package=mydezero):
     """같은 초깃값의 MLP((10, 1))을 optimizer로 iters번 갱신한다.
-    (매 반복의 손실, 모델)을 돌려준다."""
+    (매 반복의 손실, 모델)을 돌려준다.
+    package: mydezero 또는 기준 패키지 dezero_kr."""
     np.random.seed(1)  # 모든 옵티마이저가 같은 초깃값에서 출발하도록
-    model = MLP((10, 1))
+    model = package.models.MLP((10, 1))
     optimizer.setup(model)
     losses = []
     for i in range(iters):
-        loss = F.mean_squared_error(model(x), y)
+        loss = package.functions.mean_squared_error(model(x), y)
         losses.append(float(loss.data))
         model.cleargrads()
         loss.backward()
@@ -116,14 +62,20 @@ def train(optimizer, x, y, iters):
 
 
 def check_against_package(x, y):
-    """직접 만든 SGD, MomentumSGD와 패키지의 것으로 20번 갱신한 매개변수가 비트까지 같다."""
-    for mine, package in [(SGD(lr=0.2), optimizers.SGD(lr=0.2)),
-                          (MomentumSGD(lr=0.2), optimizers.MomentumSGD(lr=0.2))]:
-        _, a = train(mine, x, y, 20)
-        _, b = train(package, x, y, 20)
+    """직접 만든 옵티마이저 다섯과 dezero_kr의 것으로 20번 갱신한 매개변수가 같다."""
+    for name, kwargs in [('SGD', {'lr': 0.2}), ('MomentumSGD', {'lr': 0.2}),
+                         ('AdaGrad', {'lr': 0.2}), ('RMSprop', {'lr': 0.01}),
+                         ('Adam', {'alpha': 0.05})]:
+        _, a = train(getattr(optimizers, name)(**kwargs), x, y, 20)
+        _, b = train(getattr(reference_optimizers, name)(**kwargs), x, y, 20,
+                     package=dezero_kr)
         for p, q in zip(a.params(), b.params()):
-            np.testing.assert_array_equal(p.data, q.data)
-    print('SGD, MomentumSGD 확인: 20번 갱신한 매개변수가 dezero_kr.optimizers와 같다\n')
+            if name in ('SGD', 'MomentumSGD'):
+                np.testing.assert_array_equal(p.data, q.data)
+            else:  # 나눗셈과 제곱근의 순서에 따라 float32의 끝자리가 다를 수 있다
+                np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
+    print('SGD, MomentumSGD, AdaGrad, RMSprop, Adam 확인:'
+          '\n  20번 갱신한 매개변수가 dezero_kr.optimizers와 같다\n')
 
 
 if __name__ == '__main__':
@@ -137,8 +89,9 @@ if __name__ == '__main__':
     steps = [i * (iters // report) for i in range(report)] + [iters - 1]
     print(ljust('옵티마이저 / 반복', 20) + ''.join(f'{s:>9d}' for s in steps))
     curves = {}
-    for label, optimizer in [('SGD(lr=0.2)', SGD(lr=0.2)),
-                             ('MomentumSGD(lr=0.2)', MomentumSGD(lr=0.2, momentum=0.9)),
+    for label, optimizer in [('SGD(lr=0.2)', optimizers.SGD(lr=0.2)),
+                             ('MomentumSGD(lr=0.2)',
+                              optimizers.MomentumSGD(lr=0.2, momentum=0.9)),
                              ('AdaGrad(lr=0.2)', optimizers.AdaGrad(lr=0.2)),
                              ('RMSprop(lr=0.01)', optimizers.RMSprop(lr=0.01)),
                              ('Adam(alpha=0.05)', optimizers.Adam(alpha=0.05))]:

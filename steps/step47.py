@@ -9,71 +9,41 @@
 
     dL/dx = (p - onehot(t)) / N
 
-exp는 큰 점수에서 넘친다(exp(1000) = inf). 그래서 패키지의 F.softmax는 각 행의 최댓값을 빼고
+exp는 큰 점수에서 넘친다(exp(1000) = inf). 그래서 F.softmax는 각 행의 최댓값을 빼고
 계산한다: 모든 점수에서 같은 값을 빼도 확률은 변하지 않는다.
 
-이 단계에서 직접 만드는 것: softmax(각 행의 최댓값을 빼서 넘치지 않는)와, 손실을 한 번에
-계산하는 Function SoftmaxCrossEntropy. 순전파는 log-sum-exp로 -log p_t 를 바로 구하고
-(log p = x - m - log sum exp(x - m), m = 행의 최댓값), 역전파는 위의 식 하나다. 패키지의
-F.softmax_cross_entropy와 값과 기울기를 맞춰 보고, float64 중앙 차분과도 맞춰 본다.
+이 단계에서 mydezero/functions.py에 직접 만드는 것: Softmax(각 행의 최댓값을 빼서 넘치지 않는)와,
+손실을 한 번에 계산하는 Function SoftmaxCrossEntropy. 순전파는 log-sum-exp(utils.logsumexp)로
+-log p_t 를 바로 구하고(log p = x - m - log sum exp(x - m), m = 행의 최댓값), 역전파는 위의 식
+하나다. 기준 패키지 dezero_kr의 F.softmax_cross_entropy와 값과 기울기를 맞춰 보고, float64 중앙
+차분과도 맞춰 본다.
 
 배열의 일부를 꺼내는 x[1], x[:, 2]도 함수(GetItem)다. 역전파하면 꺼낸 자리에만 기울기가 가고
-나머지는 0이다.
+나머지는 0이다. 그 역전파 GetItemGrad는 0 배열의 꺼낸 자리에 gy를 더한다(np.add.at: 같은 자리를
+두 번 꺼냈으면 두 번 더한다). Variable에 x[...]가 생긴다(__getitem__).
 
 출력에서 볼 것
 * GetItem: 꺼낸 원소 자리에만 1이 있는 x.grad
 * MLP((10, 3))의 점수, 직접 적은 소프트맥스/교차 엔트로피와 F.softmax/F.softmax_cross_entropy가 같다.
 * 기울기가 (p - onehot(t)) / N 과 같다.
-* 직접 만든 SoftmaxCrossEntropy가 패키지와 같은 값, 같은 기울기를 내고 수치 미분과 맞는다.
-* 점수가 1000처럼 클 때: 단순한 식은 nan, 최댓값을 빼는 softmax와 F.softmax는 정상
+* 직접 만든 SoftmaxCrossEntropy가 기준 패키지 dezero_kr와 같은 값, 같은 기울기를 내고 수치 미분과 맞는다.
+* 점수가 1000처럼 클 때: 단순한 식은 nan, 최댓값을 빼는 softmax(mydezero)와 기준 패키지의
+  F.softmax는 정상
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function, Variable, as_variable
-from dezero_kr.models import MLP
-from dezero_kr.utils import gradient_check
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+import mydezero.functions as F
+from mydezero import Variable
+from mydezero.models import MLP
+
+from _common import gradient_check
 
 
 def softmax_by_hand(x):
     y = F.exp(x)
     return y / F.sum(y, axis=1, keepdims=True)
-
-
-def softmax(x):
-    """각 행의 최댓값 m을 빼고 계산한다: exp(x - m)은 넘치지 않고 확률은 같다.
-    m은 배열(상수)로 뺀다. 같은 값을 모든 점수에서 빼도 소프트맥스가 같으므로
-    기울기도 같다."""
-    x = as_variable(x)
-    m = x.data.max(axis=1, keepdims=True)
-    y = F.exp(x - m)
-    return y / F.sum(y, axis=1, keepdims=True)
-
-
-class SoftmaxCrossEntropy(Function):
-    """L = -(1/N) sum_n log p[n, t_n].  x (N, C) 점수, t (N,) 정답.
-
-    dL/dx = gy (p - onehot(t)) / N
-    """
-
-    def forward(self, x, t):
-        N = x.shape[0]
-        m = x.max(axis=1, keepdims=True)
-        # log sum_j exp(x_j)를 넘치지 않게
-        log_z = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))
-        log_p = x - log_z
-        return -log_p[np.arange(N), t].sum() / N
-
-    def backward(self, gy):
-        x, t = self.inputs
-        N, C = x.shape
-        onehot = np.eye(C, dtype=x.dtype)[t.data]
-        gx = (softmax(x) - onehot) * (gy / N)
-        return gx, None  # 정답 t는 미분하지 않는다
-
-
-def softmax_cross_entropy(x, t):
-    return SoftmaxCrossEntropy()(x, t)
 
 
 def check_against_package():
@@ -82,8 +52,9 @@ def check_against_package():
     scores = rng.standard_normal((5, 4)) * 3
     t = np.array([0, 3, 1, 1, 2])
     results = []
-    for f in (softmax_cross_entropy, F.softmax_cross_entropy):
-        x = Variable(scores)
+    for f, variable in ((F.softmax_cross_entropy, Variable),
+                        (RF.softmax_cross_entropy, dezero_kr.Variable)):
+        x = variable(scores)
         loss = f(x, t)
         loss.backward()
         results.append((float(loss.data), x.grad.data))
@@ -92,7 +63,7 @@ def check_against_package():
     np.testing.assert_allclose(gx, gx_pkg, rtol=1e-12, atol=1e-16)
     p = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(gx, (p - np.eye(4)[t]) / 5, rtol=1e-12, atol=1e-16)
-    assert gradient_check(lambda v: softmax_cross_entropy(v, t), scores)
+    assert gradient_check(lambda v: F.softmax_cross_entropy(v, t), scores)
     print(f'SoftmaxCrossEntropy 확인: 손실 {loss:.6f} == F.softmax_cross_entropy,'
           '\n  기울기 == (p - onehot(t)) / N == 패키지, 수치 미분과 일치')
 
@@ -141,8 +112,9 @@ if __name__ == '__main__':
     with np.errstate(over='ignore', invalid='ignore'):  # 직접 적은 식이 넘치는 것을 보여 주려는 것
         naive = softmax_by_hand(big).data
     print('\n점수 [1000, 1001, 1002]: 단순한 식', naive)
-    print('  최댓값을 빼는 softmax', np.round(softmax(big).data, 6))
-    print('  F.softmax             ', np.round(F.softmax(big).data, 6))
-    big_loss = softmax_cross_entropy(big, np.array([2]))
+    print('  최댓값을 빼는 softmax', np.round(F.softmax(big).data, 6))
+    reference = RF.softmax(dezero_kr.Variable(big.data)).data  # 기준 패키지
+    print('  F.softmax             ', np.round(reference, 6))
+    big_loss = F.softmax_cross_entropy(big, np.array([2]))
     print(f'  SoftmaxCrossEntropy(정답 2) = {float(big_loss.data):.6f}'
-          f' (= -log {float(softmax(big).data[0, 2]):.6f})')
+          f' (= -log {float(F.softmax(big).data[0, 2]):.6f})')

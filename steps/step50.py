@@ -10,15 +10,15 @@
     for x, t in train_loader:
         ...
 
-DataLoader를 이 단계에서 직접 만든다. 에폭이 시작될 때(reset) 인덱스를 섞어 두고, next를 부를
-때마다 batch_size개씩 잘라 샘플을 모은다. 데이터 수가 batch_size로 나누어떨어지지 않으면 마지막
-배치는 남은 만큼만 담는다(배치 수 = ceil(데이터 수 / batch_size)). 다 내주면 StopIteration을 내고
-스스로 reset한다: 그래서 for 문을 다시 돌리면 다음 에폭이 된다. 같은 시드에서 dezero_kr.DataLoader와
-같은 배치를 내는지 두 에폭 동안 확인하고 학습에 쓴다.
+DataLoader를 이 단계에서 새 파일 mydezero/dataloaders.py에 직접 만든다. 에폭이 시작될 때(reset)
+인덱스를 섞어 두고, next를 부를 때마다 batch_size개씩 잘라 샘플을 모은다. 데이터 수가 batch_size로
+나누어떨어지지 않으면 마지막 배치는 남은 만큼만 담는다(배치 수 = ceil(데이터 수 / batch_size)). 다
+내주면 StopIteration을 내고 스스로 reset한다: 그래서 for 문을 다시 돌리면 다음 에폭이 된다. 같은
+시드에서 기준 패키지의 dezero_kr.DataLoader와 같은 배치를 내는지 두 에폭 동안 확인하고 학습에 쓴다.
 
-F.accuracy(y, t)는 점수 y에서 가장 큰 클래스가 정답 t와 같은 비율이다(미분하지 않는 지표).
-평가할 때는 dezero_kr.no_grad() 안에서 forward만 한다: 역전파할 일이 없으니 그래프를 기록하지
-않아 빠르고 메모리를 덜 쓴다.
+F.accuracy(y, t)는 점수 y에서 가장 큰 클래스가 정답 t와 같은 비율이다(미분하지 않는 지표, 이
+단계에서 mydezero/functions.py에 더한다). 평가할 때는 mydezero.no_grad() 안에서 forward만 한다:
+역전파할 일이 없으니 그래프를 기록하지 않아 빠르고 메모리를 덜 쓴다.
 
 그림: matplotlib이 있으면 현재 폴더에 step50_spiral_curves.png(에폭별 손실/정확도, 훈련/테스트)를 저장한다.
 
@@ -33,55 +33,15 @@ import math
 
 import numpy as np
 
-import dezero_kr
-import dezero_kr.functions as F
-from dezero_kr import optimizers
-from dezero_kr.datasets import Spiral
-from dezero_kr.models import MLP
+import dezero_kr  # 기준 패키지
 from dezero_kr.plot import plot_curves
+import mydezero
+import mydezero.functions as F
+from mydezero import DataLoader, optimizers
+from mydezero.datasets import Spiral
+from mydezero.models import MLP
 
 from _common import FAST, save_plot
-
-
-class DataLoader:
-    """for x, t in loader: 한 에폭 동안 batch_size개씩.
-    (마지막 배치는 남은 만큼)"""
-
-    def __init__(self, dataset, batch_size, shuffle=True):
-        self.dataset = dataset
-        self.batch_size = batch_size
-        self.shuffle = shuffle
-        self.data_size = len(dataset)
-        # 에폭당 배치 수
-        self.max_iter = math.ceil(self.data_size / batch_size)
-        self.reset()
-
-    def reset(self):
-        self.iteration = 0
-        if self.shuffle:
-            # 에폭마다 새 순서
-            self.index = np.random.permutation(self.data_size)
-        else:
-            self.index = np.arange(self.data_size)
-
-    def __iter__(self):
-        return self
-
-    def __len__(self):
-        return self.max_iter
-
-    def __next__(self):
-        if self.iteration >= self.max_iter:
-            self.reset()  # 다음 for 문은 새 에폭
-            raise StopIteration
-        i, size = self.iteration, self.batch_size
-        # 끝을 넘으면 남은 만큼만
-        batch_index = self.index[i * size:(i + 1) * size]
-        batch = [self.dataset[j] for j in batch_index]
-        x = np.array([example[0] for example in batch])
-        t = np.array([example[1] for example in batch])
-        self.iteration += 1
-        return x, t
 
 
 def check_against_package():
@@ -106,7 +66,7 @@ def check_against_package():
 def evaluate(model, loader):
     """loader 전체의 평균 손실과 정확도 (그래프를 만들지 않는다)."""
     sum_loss = sum_acc = 0.0
-    with dezero_kr.no_grad():
+    with mydezero.no_grad():
         for x, t in loader:
             y = model(x)
             sum_loss += float(F.softmax_cross_entropy(y, t).data) * len(t)
@@ -131,7 +91,8 @@ if __name__ == '__main__':
     model = MLP((10, 3))
     optimizer = optimizers.SGD(lr=1.0).setup(model)
     history = {'train_loss': [], 'test_loss': [], 'train_acc': [], 'test_acc': []}
-    print(f'{"epoch":>5}  {"train loss":>10}  {"train acc":>9}  {"test loss":>9}  {"test acc":>8}')
+    print(f'{"epoch":>5}  {"train loss":>10}  {"train acc":>9}  '
+          f'{"test loss":>9}  {"test acc":>8}')
     for epoch in range(max_epoch):
         sum_loss = sum_acc = 0.0
         for x, t in train_loader:
@@ -148,5 +109,7 @@ if __name__ == '__main__':
         for key, value in zip(history, (train_loss, test_loss, train_acc, test_acc)):
             history[key].append(value)
         if (epoch + 1) % (max_epoch // 6) == 0:
-            print(f'{epoch + 1:5d}  {train_loss:10.6f}  {train_acc:9.4f}  {test_loss:9.6f}  {test_acc:8.4f}')
-    save_plot(plot_curves, history, to_file='step50_spiral_curves.png', figsize=(8, 3.5), dpi=90)
+            print(f'{epoch + 1:5d}  {train_loss:10.6f}  {train_acc:9.4f}  '
+                  f'{test_loss:9.6f}  {test_acc:8.4f}')
+    save_plot(plot_curves, history, to_file='step50_spiral_curves.png',
+              figsize=(8, 3.5), dpi=90)

@@ -6,19 +6,21 @@
 역 드롭아웃(inverted dropout): 학습 때 살아남은 값을 1 / (1 - ratio)배 키워 두면 출력의 기댓값이
 테스트 때와 같아진다. 그래서 테스트 때는 아무 일도 하지 않으면 된다.
 
-    학습:    y = x * mask / (1 - ratio),  mask ~ 베르누이(1 - ratio)      역전파: gy * mask / (1 - ratio)
+    학습:    y = x * mask / (1 - ratio),  mask ~ 베르누이(1 - ratio)
+             역전파: gy * mask / (1 - ratio)
     테스트:  y = x
 
-어느 쪽인지는 dezero_kr.Config.train이 정하고, with dezero_kr.test_mode(): 블록 안에서만 False가 된다.
-(배치 정규화도 같은 스위치를 본다.) dropout 함수는 이 단계에서 직접 만든다: 마스크를 곱하고
+어느 쪽인지는 mydezero.Config.train이 정하고, with mydezero.test_mode(): 블록 안에서만 False가 된다
+(둘 다 이 단계에서 mydezero/core.py에 더한다. 배치 정규화도 같은 스위치를 본다). dropout 함수는 이
+단계에서 mydezero/functions.py에 직접 만든다: 마스크를 곱하고
 (1 - ratio)로 나누는 것은 이미 있는 연산(곱셈, 나눗셈)이라 역전파는 저절로 gy * mask / (1 - ratio)가
-된다. 같은 시드의 F.dropout과 출력, 기울기가 같은지 확인한다. 마스크는 NumPy 전역 난수에서
+된다. 같은 시드의 기준 패키지 F.dropout과 출력, 기울기가 같은지 확인한다. 마스크는 NumPy 전역 난수에서
 나오므로 np.random.seed로 재현된다.
 
 에폭: DEZERO_KR_FAST=1(테스트)이면 10에폭(약 1초), 그냥 실행하면 40에폭(약 2초) (Digits).
 
 출력에서 볼 것
-* 직접 만든 dropout == F.dropout (같은 시드에서 출력과 기울기, 테스트 모드에서는 그대로)
+* 직접 만든 dropout == 기준 패키지의 F.dropout (같은 시드에서 출력과 기울기, 테스트 모드에서는 그대로)
 * 1로 채운 배열에 dropout(ratio=0.5): 절반 정도가 0, 나머지는 2.0, 평균은 약 1. 테스트 모드에서는 그대로.
 * 역전파된 기울기도 같은 마스크를 쓴다.
 * 드롭아웃 모델을 학습 모드로 평가하면 부를 때마다 정확도가 달라지고 낮다. test_mode()로 평가하면
@@ -28,43 +30,34 @@
 """
 import numpy as np
 
-import dezero_kr
-import dezero_kr.functions as F
-import dezero_kr.layers as L
-from dezero_kr import DataLoader, Variable, as_variable, optimizers
-from dezero_kr.datasets import Digits
-from dezero_kr.models import Model
+import dezero_kr  # 기준 패키지
+import dezero_kr.functions as RF
+import mydezero
+import mydezero.functions as F
+import mydezero.layers as L
+from mydezero import DataLoader, Model, Variable, optimizers
+from mydezero.datasets import Digits
+from mydezero.functions import dropout
 
 from _common import FAST
 
 
-def dropout(x, dropout_ratio=0.5):
-    """학습 모드: x * mask / (1 - ratio).
-    mask의 각 원소는 확률 1 - ratio로 1, 아니면 0.
-    테스트 모드(Config.train이 False): x 그대로."""
-    x = as_variable(x)
-    if not dezero_kr.Config.train:
-        return x
-    # 살아남는 원소가 True
-    mask = np.random.rand(*x.shape) > dropout_ratio
-    return x * mask.astype(x.dtype) / (1.0 - dropout_ratio)
-
-
 def check_against_package():
-    """같은 시드에서 dropout == F.dropout (출력과 기울기), 테스트 모드에서는 둘 다 x 그대로."""
+    """같은 시드에서 dropout == 기준 패키지의 F.dropout (출력과 기울기),
+    테스트 모드에서는 둘 다 x 그대로."""
     a = np.random.default_rng(0).standard_normal((4, 5))
     for ratio in (0.5, 0.25):
         results = []
-        for f in (dropout, F.dropout):
+        for package in (mydezero, dezero_kr):
             np.random.seed(0)
-            x = Variable(a)
-            y = f(x, ratio)
-            F.sum(y * y).backward()
+            x = package.Variable(a)
+            y = package.functions.dropout(x, ratio)
+            package.functions.sum(y * y).backward()
             results.append((y.data, x.grad.data))
-        for mine, package in zip(*results):
-            np.testing.assert_allclose(mine, package, rtol=1e-15)
-    with dezero_kr.test_mode():
-        assert dropout(a).data is a and F.dropout(a).data is a
+        for mine, reference in zip(*results):
+            np.testing.assert_allclose(mine, reference, rtol=1e-15)
+    with mydezero.test_mode(), dezero_kr.test_mode():
+        assert dropout(a).data is a and RF.dropout(a).data is a
     print('dropout 확인: 같은 시드에서 F.dropout과 출력, 기울기가 같고'
           '\n  테스트 모드에서는 둘 다 입력 그대로')
 
@@ -88,7 +81,7 @@ class Net(Model):
 
 def accuracy(model, x, t):
     # 평가는 드롭아웃 없이(test_mode), 그래프 없이(no_grad)
-    with dezero_kr.test_mode(), dezero_kr.no_grad():
+    with mydezero.test_mode(), mydezero.no_grad():
         return float(F.accuracy(model(x), t).data)
 
 
@@ -103,11 +96,12 @@ if __name__ == '__main__':
     print('x.grad (같은 마스크):', np.array_equal(x.grad.data, y.data))
 
     big = dropout(np.ones(100000), 0.3)
-    print(f'ratio=0.3, 원소 10만 개: 0의 비율 {np.mean(big.data == 0):.4f}, 평균 {float(big.data.mean()):.4f}')
-    with dezero_kr.test_mode():
+    print(f'ratio=0.3, 원소 10만 개: 0의 비율 {np.mean(big.data == 0):.4f}, '
+          f'평균 {float(big.data.mean()):.4f}')
+    with mydezero.test_mode():
         y = dropout(x, dropout_ratio=0.5)
     print('테스트 모드 dropout:', y.data[0])
-    print('  Config.train은 블록 밖에서 다시', dezero_kr.Config.train)
+    print('  Config.train은 블록 밖에서 다시', mydezero.Config.train)
 
     # 드롭아웃을 넣은 모델을 학습하고, 평가를 학습 모드/테스트 모드로 비교한다
     train_set = Digits(train=True)
@@ -124,8 +118,11 @@ if __name__ == '__main__':
             loss.backward()
             optimizer.update()
     print(f'\n드롭아웃(0.5) 모델을 {max_epoch}에폭 학습한 뒤 테스트 정확도:')
-    with dezero_kr.no_grad():
-        in_train_mode = [float(F.accuracy(model(x_test), t_test).data) for _ in range(3)]
-    print('  학습 모드로 세 번 평가 (매번 다른 뉴런이 꺼진다):', ', '.join(f'{a:.4f}' for a in in_train_mode))
+    with mydezero.no_grad():
+        in_train_mode = [float(F.accuracy(model(x_test), t_test).data)
+                         for _ in range(3)]
+    print('  학습 모드로 세 번 평가 (매번 다른 뉴런이 꺼진다):',
+          ', '.join(f'{a:.4f}' for a in in_train_mode))
     in_test_mode = [accuracy(model, x_test, t_test) for _ in range(3)]
-    print('  test_mode()로 세 번 평가 (모든 뉴런, 늘 같은 값) :', ', '.join(f'{a:.4f}' for a in in_test_mode))
+    print('  test_mode()로 세 번 평가 (모든 뉴런, 늘 같은 값) :',
+          ', '.join(f'{a:.4f}' for a in in_test_mode))

@@ -29,8 +29,8 @@ im2col_array, col2im_array와 비교하고, col2im이 im2col의 전치(adjoint)�
 """
 import numpy as np
 
-from dezero_kr.functions_conv import col2im_array, im2col_array
-from dezero_kr.utils import get_conv_outsize
+from dezero_kr.functions_conv import col2im_array, im2col_array  # 기준 패키지
+from mydezero.utils import get_conv_outsize
 
 from _common import save_figure
 
@@ -69,16 +69,19 @@ def col2im(col, x_shape, kernel_size, stride=1, pad=0):
 
 
 def check_against_package():
-    """im2col, col2im == im2col_array, col2im_array; <im2col(x), c> == <x, col2im(c)>."""
+    """im2col, col2im == im2col_array, col2im_array; <im2col(x), c> == <x, col2im(c)>.
+    """
     rng = np.random.default_rng(1)
-    for (N, C, H, K, S, P) in [(1, 1, 4, 3, 1, 0), (2, 3, 7, 3, 1, 1), (2, 3, 7, 3, 2, 1),
+    for (N, C, H, K, S, P) in [(1, 1, 4, 3, 1, 0), (2, 3, 7, 3, 1, 1),
+                               (2, 3, 7, 3, 2, 1),
                                (1, 2, 6, 2, 2, 0), (2, 2, 8, 5, 3, 2)]:
         x = rng.standard_normal((N, C, H, H))
         col = im2col(x, K, S, P)
         np.testing.assert_array_equal(col, im2col_array(x, K, S, P))
         c = rng.standard_normal(col.shape)
         back = col2im(c, x.shape, K, S, P)
-        np.testing.assert_allclose(back, col2im_array(c, x.shape, K, S, P), rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(back, col2im_array(c, x.shape, K, S, P),
+                                   rtol=1e-14, atol=1e-14)
         np.testing.assert_allclose(np.sum(col * c), np.sum(x * back), rtol=1e-12)
     print('im2col, col2im 확인: 패키지와 같고 (채널, 패딩, 스트라이드 다섯 가지),'
           '\n  <im2col(x), c> == <x, col2im(c)>')
@@ -149,7 +152,8 @@ if __name__ == '__main__':
 
     rng = np.random.default_rng(0)
     print('\n반복문 합성곱과 im2col 합성곱 비교:')
-    for (N, C, H, OC, K, S, P) in [(1, 1, 4, 1, 3, 1, 0), (2, 3, 7, 4, 3, 1, 1), (2, 3, 7, 4, 3, 2, 1),
+    for (N, C, H, OC, K, S, P) in [(1, 1, 4, 1, 3, 1, 0), (2, 3, 7, 4, 3, 1, 1),
+                                   (2, 3, 7, 4, 3, 2, 1),
                                    (1, 2, 6, 2, 2, 2, 0)]:
         x = rng.standard_normal((N, C, H, H))
         W = rng.standard_normal((OC, C, K, K))
@@ -166,5 +170,6 @@ if __name__ == '__main__':
     OH = get_conv_outsize(H, K, 1, 1)
     n_in, n_col = N * C * H * H, N * OH * OH * C * K * K
     print(f'\n배치 {N}, 채널 {C}, {H}x{H}, 커널 {K}x{K}, 패딩 1: 입력 {n_in:,}개 원소'
-          f'\n  -> col {n_col:,}개 ({n_col / n_in:.0f}배, float32로 {n_col * 4 / 2**20:.0f} MiB)')
+          f'\n  -> col {n_col:,}개 ({n_col / n_in:.0f}배, '
+          f'float32로 {n_col * 4 / 2**20:.0f} MiB)')
     save_figure(draw_im2col, 'step56_im2col.png', ncols=2)

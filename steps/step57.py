@@ -3,113 +3,53 @@
 56단계에서 본 im2col + 행렬 곱을 미분 가능한 함수로 묶은 것이 F.conv2d이다. 입력은 NCHW
 (배치, 채널, 높이, 너비) 4차원 배열이다.
 
-    y = F.conv2d(x, W, b, stride=1, pad=0)   x (N, C, H, W), W (OC, C, KH, KW), b (OC,) -> (N, OC, OH, OW)
-    L.Conv2d(out_channels, kernel_size, stride, pad)   W를 가진 계층 (입력 채널 수는 첫 입력에서 정해진다)
+    y = F.conv2d(x, W, b, stride=1, pad=0)   x (N, C, H, W), W (OC, C, KH, KW), b (OC,)
+                                             -> (N, OC, OH, OW)
+    L.Conv2d(out_channels, kernel_size, stride, pad)   W를 가진 층 (입력 채널 수는 첫 입력에서 정해진다)
 
 풀링은 창마다 하나의 값으로 줄인다(학습할 매개변수가 없다).
 
     F.pooling(x, kernel_size, stride)          최대 풀링: 창의 최댓값.  역전파: 최댓값 자리에만 기울기
     F.average_pooling(x, kernel_size, stride)  평균 풀링: 창의 평균.  역전파: 창 전체에 gy / 창 크기
 
-이 단계에서 두 Function을 직접 만든다 (56단계의 im2col, col2im을 쓴다).
+이 단계에서 새 파일 mydezero/functions_conv.py에 두 Function을 직접 만든다(배열 계산은 56단계와 같은
+생각의 im2col_array, col2im_array). L.Conv2d는 mydezero/layers.py에 더한다.
 
-* Conv2d: 순전파 y = im2col(x) W_flat^T + b 를 (N, OC, OH, OW)로.  gy를 (N*OH*OW, OC)로 펴서 g라 하면
-      dL/dW = g^T col (를 W의 모양으로),  dL/db = g의 행 합,  dL/dx = col2im(g W_flat)
-* MaxPooling: 창마다 최댓값. 순전파에서 최댓값의 자리(argmax)를 기억해 두고, 역전파는 gy를 그
-  자리에만 놓은 col을 col2im으로 되돌린다.
-둘 다 역전파를 NumPy 배열로 계산하므로 1차 미분까지만 된다(패키지의 F.conv2d, F.pooling은 역전파도
-Function이라 2차 미분도 된다). F.conv2d, F.pooling과 값과 기울기를 맞춰 보고 float64 중앙 차분으로도
-확인한다.
+* Conv2d: 순전파는 im2col로 펼친 (N, C, KH, KW, OH, OW)와 W (OC, C, KH, KW)를 (C, KH, KW)에 대해 곱해
+  더한다(np.tensordot) + b.  역전파: dL/dx = deconv2d(gy, W) (전치 합성곱 = col2im 쪽),
+  dL/dW = Conv2DGradW(gy, x) (gy와 펼친 x의 곱을 (N, OH, OW)에 대해 더한다),
+  dL/db = gy의 (N, OH, OW) 합
+* Pooling(최대 풀링): 창마다 최댓값. 순전파에서 최댓값의 자리(argmax)를 기억해 두고, 역전파
+  Pooling2DGrad는 gy를 그 자리에만 놓은 col을 col2im으로 되돌린다.
+역전파도 Function(Deconv2d, Conv2DGradW, Pooling2DGrad ...)이라 2차 미분도 된다. 기준 패키지의
+F.conv2d, F.pooling과 값과 기울기를 맞춰 보고 float64 중앙 차분으로도 확인한다.
 
 F.im2col(x, kernel_size)도 함수로 쓸 수 있다: 펼친 행렬 (N*OH*OW, C*KH*KW)을 돌려주고 역전파는
 col2im이다. F.conv2d_simple은 im2col + linear로 합성곱을 조립한 교육용 버전으로 결과가 같다.
 
 출력에서 볼 것
-* 직접 만든 Conv2d, MaxPooling == F.conv2d, F.pooling (값과 기울기), 수치 미분과 일치
+* 직접 만든 conv2d, pooling == 기준 패키지의 F.conv2d, F.pooling (값과 기울기), 수치 미분과 일치
 * im2col 결과의 모양: (1, 3, 7, 7)을 5x5로 펼치면 (9, 75), 배치 10이면 (90, 75)
 * conv2d의 출력 모양과 역전파된 x.grad, W.grad의 모양, conv2d == conv2d_simple, 수치 미분과 일치
 * 4x4 이미지의 2x2 최대/평균 풀링 값과 역전파된 기울기 (최대 풀링은 최댓값 자리에만 1)
 """
 import numpy as np
 
-import dezero_kr.functions as F
-import dezero_kr.layers as L
-from dezero_kr import Function, Variable
-from dezero_kr.utils import get_conv_outsize, gradient_check
+import dezero_kr
+import dezero_kr.functions as RF  # 기준 패키지
+import mydezero
+import mydezero.functions as F
+import mydezero.layers as L
+from mydezero import Variable
 
-from step56 import col2im, im2col
-
-
-class Conv2d(Function):
-    """y = conv(x, W) + b.
-    x (N, C, H, W), W (OC, C, K, K), b (OC,) -> y (N, OC, OH, OW)."""
-
-    def __init__(self, stride=1, pad=0):
-        self.stride, self.pad = stride, pad
-
-    def forward(self, x, W, b):
-        N, C, H, Wd = x.shape
-        OC, _, K, _ = W.shape
-        S, P = self.stride, self.pad
-        OH, OW = get_conv_outsize(H, K, S, P), get_conv_outsize(Wd, K, S, P)
-        col = im2col(x, K, S, P)           # (N*OH*OW, C*K*K)
-        y = col @ W.reshape(OC, -1).T + b  # (N*OH*OW, OC)
-        return y.reshape(N, OH, OW, OC).transpose(0, 3, 1, 2)
-
-    def backward(self, gy):
-        x, W, b = (v.data for v in self.inputs)
-        OC, _, K, _ = W.shape
-        # 순전파의 y와 같은 (N*OH*OW, OC) 모양으로
-        g = gy.data.transpose(0, 2, 3, 1).reshape(-1, OC)
-        col = im2col(x, K, self.stride, self.pad)
-        gW = (g.T @ col).reshape(W.shape)
-        gb = g.sum(axis=0)  # b는 모든 행에 더해졌다
-        gcol = g @ W.reshape(OC, -1)
-        gx = col2im(gcol, x.shape, K, self.stride, self.pad)
-        return gx, gW, gb
+from _common import gradient_check
 
 
-class MaxPooling(Function):
-    """창(K x K, 스트라이드 S, 패딩 없음)마다 최댓값.
-    x (N, C, H, W) -> (N, C, OH, OW)."""
-
-    def __init__(self, kernel_size, stride):
-        self.K, self.S = kernel_size, stride
-
-    def forward(self, x):
-        N, C, H, W = x.shape
-        OH = get_conv_outsize(H, self.K, self.S, 0)
-        OW = get_conv_outsize(W, self.K, self.S, 0)
-        col = im2col(x, self.K, self.S)
-        col = col.reshape(N, OH, OW, C, self.K * self.K)
-        # 창 안에서 최댓값의 자리 (같은 값이 여럿이면 처음 것)
-        self.argmax = col.argmax(axis=4)
-        return col.max(axis=4).transpose(0, 3, 1, 2)
-
-    def backward(self, gy):
-        x = self.inputs[0].data
-        g = gy.data.transpose(0, 2, 3, 1)  # (N, OH, OW, C)
-        gcol = np.zeros(g.shape + (self.K * self.K,), dtype=g.dtype)
-        where = self.argmax[..., None]
-        np.put_along_axis(gcol, where, g[..., None], axis=4)
-        N, OH, OW, C = g.shape
-        gcol = gcol.reshape(N * OH * OW, C * self.K * self.K)
-        return col2im(gcol, x.shape, self.K, self.S)
-
-
-def conv2d(x, W, b, stride=1, pad=0):
-    return Conv2d(stride, pad)(x, W, b)
-
-
-def max_pooling(x, kernel_size, stride):
-    return MaxPooling(kernel_size, stride)(x)
-
-
-def _value_and_grads(f, arrays):
-    """f(*arrays)의 값과, sum(y^2)를 역전파한 각 입력의 기울기."""
-    vs = [Variable(a) for a in arrays]
+def _value_and_grads(f, arrays, package):
+    """f(*arrays)의 값과, sum(y^2)를 역전파한 각 입력의 기울기 (package: mydezero 또는 dezero_kr)."""
+    vs = [package.Variable(a) for a in arrays]
     y = f(*vs)
-    F.sum(y * y).backward()
+    package.functions.sum(y * y).backward()
     return [y.data] + [v.grad.data for v in vs]
 
 
@@ -119,22 +59,23 @@ def check_against_package():
     W = rng.standard_normal((4, 3, 3, 3))
     b = rng.standard_normal(4)
     for stride, pad in ((1, 0), (1, 1), (2, 1)):
-        mine = _value_and_grads(lambda *v: conv2d(*v, stride, pad), (x, W, b))
-        package = _value_and_grads(lambda *v: F.conv2d(*v, stride=stride, pad=pad), (x, W, b))
-        for a, p in zip(mine, package):
-            np.testing.assert_allclose(a, p, rtol=1e-12, atol=1e-12)
-    assert gradient_check(lambda v: conv2d(v, W, b, 2, 1), x)
-    assert gradient_check(lambda v: conv2d(x, v, b, 2, 1), W)
-    assert gradient_check(lambda v: conv2d(x, W, v, 2, 1), b)
+        mine = _value_and_grads(lambda *v: F.conv2d(*v, stride, pad), (x, W, b),
+                                mydezero)
+        ref = _value_and_grads(lambda *v: RF.conv2d(*v, stride=stride, pad=pad),
+                               (x, W, b), dezero_kr)
+        for a, r in zip(mine, ref):
+            np.testing.assert_allclose(a, r, rtol=1e-12, atol=1e-12)
+    assert gradient_check(lambda v: F.conv2d(v, W, b, 2, 1), x)
+    assert gradient_check(lambda v: F.conv2d(x, v, b, 2, 1), W)
+    assert gradient_check(lambda v: F.conv2d(x, W, v, 2, 1), b)
     for K, S in ((2, 2), (3, 2), (3, 1)):
-        mine = _value_and_grads(lambda v: max_pooling(v, K, S), (x,))
-        package = _value_and_grads(lambda v: F.pooling(v, K, S), (x,))
-        for a, p in zip(mine, package):
-            np.testing.assert_array_equal(a, p)
-    assert gradient_check(lambda v: max_pooling(v, 3, 2), x)
+        mine = _value_and_grads(lambda v: F.pooling(v, K, S), (x,), mydezero)
+        ref = _value_and_grads(lambda v: RF.pooling(v, K, S), (x,), dezero_kr)
+        for a, r in zip(mine, ref):
+            np.testing.assert_array_equal(a, r)
+    assert gradient_check(lambda v: F.pooling(v, 3, 2), x)
     print('Conv2d, MaxPooling 확인: 설정 세 가지씩에서 F.conv2d, F.pooling과'
           '\n  값과 기울기가 같고 수치 미분과 일치')
-
 
 
 if __name__ == '__main__':
@@ -155,24 +96,27 @@ if __name__ == '__main__':
     print(f'\nconv2d: x {x.shape}, W {Wt.shape}, 패딩 1 -> y {y.shape}'
           f'\n  x.grad {x.grad.shape}, W.grad {Wt.grad.shape}, b.grad {b.grad.shape}')
     y_simple = F.conv2d_simple(x.data, Wt.data, b.data, stride=1, pad=1)
-    print('conv2d == conv2d_simple (im2col + linear):', np.allclose(y.data, y_simple.data))
+    print('conv2d == conv2d_simple (im2col + linear):',
+          np.allclose(y.data, y_simple.data))
     small = rng.standard_normal((2, 2, 5, 5))
     W_small = rng.standard_normal((3, 2, 3, 3))
     print('gradient_check(conv2d, x 쪽, 스트라이드 2):',
           gradient_check(lambda v: F.conv2d(v, W_small, stride=2, pad=1), small))
-    print('gradient_check(conv2d, W 쪽):', gradient_check(lambda w: F.conv2d(small, w, pad=1), W_small))
+    print('gradient_check(conv2d, W 쪽):',
+          gradient_check(lambda w: F.conv2d(small, w, pad=1), W_small))
 
     np.random.seed(0)
     conv = L.Conv2d(4, kernel_size=3, pad=1)
     out = conv(x.data.astype(np.float32))
-    print(f'L.Conv2d(4, 3, pad=1): 첫 입력 뒤 W {conv.W.shape} {conv.W.dtype}, 출력 {out.shape}')
+    print(f'L.Conv2d(4, 3, pad=1): 첫 입력 뒤 W {conv.W.shape} {conv.W.dtype}, '
+          f'출력 {out.shape}')
 
     img = Variable(np.array([[[[1.0, 2.0, 5.0, 0.0],
                                 [3.0, 4.0, 1.0, 2.0],
                                 [0.0, 1.0, 7.0, 8.0],
                                 [2.0, 6.0, 9.0, 3.0]]]]))
     print('\n4x4 이미지:\n', img.data[0, 0], sep='')
-    pools = (('최대 풀링', max_pooling), ('평균 풀링', F.average_pooling))
+    pools = (('최대 풀링', F.pooling), ('평균 풀링', F.average_pooling))
     for name, pool in pools:
         img.cleargrad()
         y = pool(img, kernel_size=2, stride=2)

@@ -5,18 +5,19 @@ VGG16(2014)은 3x3 합성곱만 쌓은 단순한 구조로 유명하다: 합성�
 그 뒤 완전연결층 3개(4096, 4096, 1000)가 1,000개 클래스(ImageNet)의 점수를 낸다. 활성화는 ReLU,
 완전연결층 사이에는 드롭아웃.
 
-    from dezero_kr.models import VGG16
+    import mydezero.models
     model = VGG16()                    # 무작위 초깃값 (내려받을 것 없음)
-    # ImageNet으로 학습된 가중치 (약 528 MB, 처음 한 번 내려받는다)
-    model = VGG16(pretrained=True)
+    # 기준 패키지에는 ImageNet으로 학습된 가중치도 있다 (약 528 MB, 처음 한 번 내려받는다)
+    model = dezero_kr.models.VGG16(pretrained=True)
 
-학습된 가중치: VGG16(pretrained=True)는 DeZero가 공개한 vgg16.npz를 캐시 폴더
+학습된 가중치: dezero_kr.models.VGG16(pretrained=True)는 DeZero가 공개한 vgg16.npz를 캐시 폴더
 (dezero_kr.download.cache_dir(), 기본 ~/.dezero_kr)로 내려받아 읽는다. 인터넷이 없는 곳에서는
 다른 컴퓨터에서 받은 vgg16.npz를 그 폴더에 두면 된다(오류 메시지가 주소와 위치를 알려 준다).
 입력은 VGG16.preprocess(PIL 이미지)로 224x224, BGR 순서, 채널 평균을 뺀 (3, 224, 224) 배열로 만든다.
-이 단계는 가중치 없이 구조만 살핀다. 구조는 직접 만든다: L.Conv2d 13개와 L.Linear 3개를 속성으로
-가진 Model이고(층 이름은 학습된 가중치 파일의 키와 같은 conv1_1 ... fc8), forward는 위 설명을 그대로
-옮긴 것이다. 같은 시드로 만든 dezero_kr.models.VGG16과 출력, 매개변수가 같은지 확인한다.
+이 단계는 가중치 없이 구조만 살핀다. 구조는 mydezero/models.py에 직접 만든다: 57단계에서 만든
+L.Conv2d 13개와 L.Linear 3개를 속성으로 가진 Model이고(층 이름은 학습된 가중치 파일의 키와 같은
+conv1_1 ... fc8), forward는 위 설명을 그대로 옮긴 것이다(합성곱과 풀링은 57단계의 F.conv2d, F.pooling).
+같은 시드로 만든 dezero_kr.models.VGG16과 출력, 매개변수가 같은지 확인한다.
 
 입력 크기: DEZERO_KR_FAST=1(테스트)이면 32x32 이미지 하나로 forward (1초 안쪽). 그냥 실행하면 학습된
 가중치와 같은 224x224로 forward하고 매개변수 개수가 1억 3,835만 7,544개가 된다(약 20초, 비교할 모델까지
@@ -27,71 +28,52 @@ fc6의 입력 크기는 첫 입력에서 정해진다: 32x32면 512 x 1 x 1, 224
 * 블록마다 합성곱/풀링 뒤 출력 모양이 절반씩 줄어드는 모습
 * 층별 매개변수 개수와 합계: 대부분이 fc6에 몰려 있다(224x224일 때 약 74%).
 * 직접 만든 VGG16과 dezero_kr.models.VGG16의 출력, 매개변수가 같다 (test_mode: 드롭아웃을 끈다).
+  (합성곱을 계산하는 순서가 달라 float32의 끝자리는 다를 수 있다: 출력은 상대 오차 1e-5 안에서 비교)
 """
 import numpy as np
 
-import dezero_kr
-import dezero_kr.functions as F
-import dezero_kr.layers as L
+import dezero_kr  # 기준 패키지
 import dezero_kr.models
-from dezero_kr.models import Model
+import mydezero
+import mydezero.functions as F
+import mydezero.models
 
 from _common import FAST
 
-BLOCKS = ((64, 2), (128, 2), (256, 3), (512, 3), (512, 3))  # (채널, 합성곱 개수)
+
+def show_shapes(model, x):
+    """model.forward와 같은 계산을 블록마다 출력 모양을 찍으며 한다 (드롭아웃은 test_mode에서 끈다)."""
+    for b, (_, n) in enumerate(model.BLOCKS, start=1):
+        for i in range(1, n + 1):
+            x = F.relu(getattr(model, f'conv{b}_{i}')(x))
+        x = F.pooling(x, kernel_size=2, stride=2)  # 크기를 절반으로
+        print(f'  블록 {b}: 합성곱 {n}개 + 풀링 -> {x.shape}')
+    x = F.reshape(x, (x.shape[0], -1))
+    print(f'  펼치기 -> {x.shape}')
+    x = model.fc8(F.relu(model.fc7(F.relu(model.fc6(x)))))
+    print(f'  fc6, fc7, fc8 -> {x.shape}')
+    return x
 
 
-class VGG16(Model):
-    """3x3 합성곱(패딩 1) 블록 5개 + 완전연결층 3개.
-    x (N, 3, H, W) -> (N, 1000)."""
-
-    def __init__(self):
-        super().__init__()
-        for b, (channels, n) in enumerate(BLOCKS, start=1):
-            for i in range(1, n + 1):
-                conv = L.Conv2d(channels, 3, stride=1, pad=1)
-                # conv1_1, conv1_2, conv2_1, ...
-                setattr(self, f'conv{b}_{i}', conv)
-        self.fc6 = L.Linear(4096)
-        self.fc7 = L.Linear(4096)
-        self.fc8 = L.Linear(1000)
-
-    def forward(self, x, show=False):
-        """show=True면 블록마다 출력 모양을 찍는다."""
-        for b, (_, n) in enumerate(BLOCKS, start=1):
-            for i in range(1, n + 1):
-                x = F.relu(getattr(self, f'conv{b}_{i}')(x))
-            x = F.pooling(x, kernel_size=2, stride=2)  # 크기를 절반으로
-            if show:
-                print(f'  블록 {b}: 합성곱 {n}개 + 풀링 -> {x.shape}')
-        x = F.reshape(x, (x.shape[0], -1))
-        if show:
-            print(f'  펼치기 -> {x.shape}')
-        x = F.dropout(F.relu(self.fc6(x)))
-        x = F.dropout(F.relu(self.fc7(x)))
-        x = self.fc8(x)
-        if show:
-            print(f'  fc6, fc7, fc8 -> {x.shape}')
-        return x
-
-
-def build_and_run(make, size):
+def build_and_run(package, size):
     """시드 0으로 모델과 입력을 만들고 (드롭아웃 없이, 그래프 없이) forward한다."""
     np.random.seed(0)
-    model = make()
+    model = package.models.VGG16()
     x = np.random.rand(1, 3, size, size).astype(np.float32)
-    with dezero_kr.test_mode(), dezero_kr.no_grad():
-        y = model.forward(x, show=True) if make is VGG16 else model(x)
+    with package.test_mode(), package.no_grad():
+        y = show_shapes(model, x) if package is mydezero else model(x)
+        if package is mydezero:
+            np.testing.assert_array_equal(model(x).data, y.data)  # forward와 같은 계산
     return model, x, y
 
 
 if __name__ == '__main__':
     size = 32 if FAST else 224
     print(f'입력 (1, 3, {size}, {size})')
-    model, x, y = build_and_run(VGG16, size)
-    package, x_pkg, y_pkg = build_and_run(dezero_kr.models.VGG16, size)
+    model, x, y = build_and_run(mydezero, size)
+    package, x_pkg, y_pkg = build_and_run(dezero_kr, size)
     np.testing.assert_array_equal(x, x_pkg)
-    np.testing.assert_array_equal(y.data, y_pkg.data)
+    np.testing.assert_allclose(y.data, y_pkg.data, rtol=1e-5, atol=1e-6)
     named, named_pkg = list(model.named_params()), list(package.named_params())
     assert [k for k, _ in named] == [k for k, _ in named_pkg]
     for (key, p), (_, q) in zip(named, named_pkg):

@@ -5,17 +5,20 @@
     h_t = tanh(x_t W_x + h_{t-1} W_h + b)        (RNN: x2h, h2h 두 Linear)
     y_t = h_t W_y + b_y                          (L.Linear: 출력 하나)
 
-RNN 계층을 이 단계에서 직접 만든다: Linear 두 개(x2h는 편향 있음, h2h는 편향 없음)와 상태 h 하나.
-첫 입력에서는 h가 없으므로 x2h만 쓴다. 같은 시드로 만든 dezero_kr.layers.RNN과 세 시점 동안 h와
-모든 매개변수의 기울기가 같은지 확인하고 학습에 쓴다.
+RNN 층을 이 단계에서 mydezero/layers.py에 직접 만든다: Linear 두 개(x2h는 편향 있음, h2h는 편향
+없음)와 상태 h 하나. 첫 입력에서는 h가 없으므로 x2h만 쓴다. 모델 SimpleRNN(RNN 하나 + 출력 Linear)은
+mydezero/models.py에 둔다. 같은 시드로 만든 기준 패키지 dezero_kr.layers.RNN과 세 시점 동안 h와 모든
+매개변수의 기울기가 같은지 확인하고 학습에 쓴다.
 
-데이터는 잡음 섞인 사인파(dezero_kr.datasets.SinCurve): 입력 x_t, 정답 x_{t+1}. 999개 값을 차례로
+데이터는 잡음 섞인 사인파(mydezero.datasets.SinCurve, 잡음은 시드 0에서): 입력 x_t, 정답 x_{t+1}. 999개 값을 차례로
 넣으며 매 단계의 제곱 오차를 더한다. 시계열 전체를 한 그래프로 역전파하면 그래프가 끝없이 길어지므로
 30단계마다 끊는다(Truncated BPTT).
 
     loss.backward()            # 최근 30단계 분량만 역전파
     loss.unchain_backward()    # loss에서 거슬러 올라가며 creator 연결을 끊는다: h는 값은 남고
                                # 그래프는 잘린다 (다음 역전파가 이전 구간으로 넘어가지 않는다)
+
+unchain_backward도 이 단계에서 mydezero/core.py의 Variable에 더한다.
 
 예측할 때는 no_grad() 안에서 한 값씩 넣는다. 시작할 때와 예측하기 전에 reset_state()로 h를 비운다.
 NumPy 2에서는 float()에 (1, 1) 배열을 넣으면 오류다: 원소 하나는 .item()으로 꺼낸다 (DeZero의
@@ -26,59 +29,35 @@ NumPy 2에서는 float()에 (1, 1) 배열을 넣으면 오류다: 원소 하나�
 그림: matplotlib이 있으면 현재 폴더에 step59_rnn_sin.png(cos 곡선과 모델의 예측)를 저장한다.
 
 출력에서 볼 것
-* 직접 만든 RNN == L.RNN (세 시점의 h와 기울기)
+* 직접 만든 RNN == 기준 패키지의 L.RNN (세 시점의 h와 기울기)
 * 에폭마다의 평균 손실: 처음 몇 에폭 안에 크게 줄고, 그 뒤로는 작은 값에서 오르내린다 (잡음 때문에 0이
   되지는 않는다)
 * 학습한 적 없는 cos 곡선을 한 값씩 넣었을 때 다음 값 예측의 평균 제곱 오차와 몇 점의 예측값
 """
 import numpy as np
 
-import dezero_kr
-import dezero_kr.functions as F
-import dezero_kr.layers as L
-from dezero_kr import optimizers
-from dezero_kr.datasets import SinCurve
-from dezero_kr.models import Model
+import dezero_kr  # 기준 패키지
+import dezero_kr.layers
+import mydezero
+import mydezero.functions as F
+import mydezero.layers
+from mydezero import optimizers
+from mydezero.datasets import SinCurve
+from mydezero.models import SimpleRNN
 
 from _common import FAST, save_lines
 
 
-class RNN(L.Layer):
-    """h = tanh(x2h(x) + h2h(h_prev)).
-    상태 h는 reset_state() 전까지 호출 사이에 이어진다."""
-
-    def __init__(self, hidden_size, in_size=None):
-        super().__init__()
-        self.x2h = L.Linear(hidden_size, in_size=in_size)
-        # h2h의 W는 (H, H). in_size를 모르면 h2h도 처음 쓰일 때
-        # (두 번째 호출) 만든다: 책(DeZero)과 같은 순서로 난수를 뽑아야
-        # 같은 시드에서 같은 가중치가 나온다.
-        H = hidden_size
-        h2h_in = None if in_size is None else H
-        self.h2h = L.Linear(H, in_size=h2h_in, nobias=True)
-        self.h = None
-
-    def reset_state(self):
-        self.h = None
-
-    def forward(self, x):
-        if self.h is None:  # 첫 시점: 이전 상태가 없다
-            h_new = F.tanh(self.x2h(x))
-        else:
-            h_new = F.tanh(self.x2h(x) + self.h2h(self.h))
-        self.h = h_new
-        return h_new
-
-
-def compare_recurrent(mine, package, steps=3):
-    """같은 시드로 만든 두 순환 계층에 같은 입력열을 넣어 상태와 기울기를 비교한다."""
+def compare_recurrent(name, steps=3):
+    """같은 시드로 만든 mydezero.layers.<name>과 dezero_kr.layers.<name>에 같은 입력열을 넣어
+    상태와 기울기를 비교한다. 매개변수의 경로들을 돌려준다."""
     xs = np.random.default_rng(0).standard_normal((steps, 2, 3))
     results = []
-    for make in (mine, package):
+    for package in (mydezero, dezero_kr):
         np.random.seed(0)
-        layer = make(4)
+        layer = getattr(package.layers, name)(4)
         hs = [layer(x) for x in xs]
-        loss = sum(F.sum(h * h) for h in hs)
+        loss = sum(package.functions.sum(h * h) for h in hs)
         loss.backward()
         named = list(layer.named_params())
         results.append(([path for path, _ in named], [h.data for h in hs],
@@ -86,32 +65,15 @@ def compare_recurrent(mine, package, steps=3):
     (paths, hs, grads), (paths_pkg, hs_pkg, grads_pkg) = results
     assert paths == paths_pkg, (paths, paths_pkg)
     for a, b in zip(hs + grads, hs_pkg + grads_pkg):
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     return paths
-
-
-class SimpleRNN(Model):
-    """순환 계층 하나 + 출력 Linear. 60단계는 recurrent_layer만 LSTM으로 바꿔 쓴다."""
-    recurrent_layer = RNN
-
-    def __init__(self, hidden_size, out_size):
-        super().__init__()
-        self.rnn = self.recurrent_layer(hidden_size)
-        self.fc = L.Linear(out_size)
-
-    def reset_state(self):
-        self.rnn.reset_state()
-
-    def forward(self, x):
-        h = self.rnn(x)
-        return self.fc(h)
 
 
 def predict_curve(model, xs):
     """xs를 한 값씩 넣은 예측들 (그래프 없이)."""
     model.reset_state()
     preds = []
-    with dezero_kr.no_grad():
+    with mydezero.no_grad():
         for x in xs:
             y = model(np.array(x).reshape(1, 1))
             preds.append(y.data.item())  # (1, 1) 배열의 원소 하나. float(y.data)는 NumPy 2에서 오류
@@ -119,7 +81,7 @@ def predict_curve(model, xs):
 
 
 if __name__ == '__main__':
-    paths = compare_recurrent(RNN, L.RNN)
+    paths = compare_recurrent('RNN')
     print(f'RNN 확인: L.RNN과 세 시점의 h, 기울기가 같다 ({", ".join(paths)})')
     max_epoch = 3 if FAST else 100
     hidden_size = 100
@@ -155,5 +117,6 @@ if __name__ == '__main__':
     mse = np.mean((preds[:-1] - ys[1:]) ** 2)
     print(f'\ncos 곡선에서 다음 값 예측의 평균 제곱 오차: {mse:.6f}')
     for i in (0, 250, 500, 750, 998):
-        print(f'  x = {xs[i]:6.3f}: 입력 cos = {ys[i]:7.4f}, 예측 {preds[i]:7.4f}, 다음 값 {ys[i + 1]:7.4f}')
+        print(f'  x = {xs[i]:6.3f}: 입력 cos = {ys[i]:7.4f}, '
+              f'예측 {preds[i]:7.4f}, 다음 값 {ys[i + 1]:7.4f}')
     save_lines(xs, {'y = cos(x)': ys, 'predict': preds}, 'step59_rnn_sin.png')

@@ -7,16 +7,19 @@
    데이터의 k * (999 // 30) 번째 값에서 시작해 한 칸씩 나아간다. 한 배치 = 각 흐름의 현재 값 30개
    (x (30, 1)). 흐름 안의 순서가 유지되므로 은닉 상태를 배치 사이에 이어 갈 수 있다. 섞지 않는다.
 2. LSTM: 은닉 상태 h 말고 "기억 셀" c를 따로 두고, 게이트(0~1 사이 값)로 얼마나 잊고(f),
-   얼마나 새로 넣고(i), 얼마나 내보낼지(o) 정한다. 이 단계에서 직접 만든다.
+   얼마나 새로 넣고(i), 얼마나 내보낼지(o) 정한다. 이 단계에서 mydezero/layers.py에 직접 만든다
+   (SeqDataLoader는 mydezero/dataloaders.py에).
 
-       f, i, o = sigmoid(x W_x* + h_{t-1} W_h* + b_*),  u = tanh(x W_xu + h_{t-1} W_hu + b_u)
+       f, i, o = sigmoid(x W_x* + h_{t-1} W_h* + b_*)
+       u = tanh(x W_xu + h_{t-1} W_hu + b_u)
        c_t = f * c_{t-1} + i * u
        h_t = o * tanh(c_t)
 
    게이트는 x와 h_{t-1}로만 정해지므로 dc_t/dc_{t-1} = f_t (원소별)이다. c를 따라 시간을 거슬러 가는
    기울기는 t마다 f_t를 곱할 뿐, RNN처럼 W_h와 tanh'를 곱하지 않는다. f_t가 1에 가까우면 기울기가
    거의 줄지 않고 전해진다. 스크립트는 이것을 역전파로 확인한다.
-   직접 만든 LSTM을 같은 시드의 dezero_kr.layers.LSTM과 세 시점 동안 비교하고 학습에 쓴다.
+   직접 만든 LSTM을 같은 시드의 기준 패키지 dezero_kr.layers.LSTM과 세 시점 동안 비교하고 학습에
+   쓴다. SeqDataLoader도 dezero_kr의 것과 같은 배치를 내는지 확인한다.
 
 학습 루프는 59단계와 같다(30단계마다 backward, unchain_backward, update). 예측은 배치 1로
 reset_state() 뒤에 한 값씩 넣는다. 원소 하나는 .item()으로 꺼낸다(NumPy 2에서 float()은 (1, 1)
@@ -27,85 +30,67 @@ reset_state() 뒤에 한 값씩 넣는다. 원소 하나는 .item()으로 꺼낸
 에폭: DEZERO_KR_FAST=1(테스트)이면 10에폭, 그냥 실행하면 책과 같은 100에폭(약 6초).
 
 출력에서 볼 것
-* 직접 만든 LSTM == L.LSTM (세 시점의 h와 기울기), 역전파로 구한 dc_t/dc_{t-1}이 f_t와 같다
+* 직접 만든 LSTM == 기준 패키지의 L.LSTM (세 시점의 h와 기울기), 역전파로 구한 dc_t/dc_{t-1}이 f_t와 같다
 * SeqDataLoader의 첫 두 배치: 흐름마다 시작 위치가 33씩 떨어져 있고, 다음 배치는 한 칸 뒤
 * 에폭마다의 평균 손실과, cos 곡선의 다음 값 예측 오차 (59단계의 RNN과 비교)
 """
 import numpy as np
 
-import dezero_kr.functions as F
-import dezero_kr.layers as L
-from dezero_kr import SeqDataLoader, Variable, optimizers
-from dezero_kr.datasets import SinCurve
+import dezero_kr  # 기준 패키지
+import mydezero.functions as F
+import mydezero.layers as L
+from mydezero import Model, SeqDataLoader, Variable, optimizers
+from mydezero.datasets import SinCurve
 
 from _common import FAST, save_lines
-from step59 import SimpleRNN, compare_recurrent, predict_curve
-
-
-class LSTM(L.Layer):
-    """c = f c_prev + i u,  h = o tanh(c).
-    매개변수 배치는 DeZero와 같다 (x2f ... h2u)."""
-
-    def __init__(self, hidden_size, in_size=None):
-        super().__init__()
-        H, I = hidden_size, in_size
-        self.x2f = L.Linear(H, in_size=I)
-        self.x2i = L.Linear(H, in_size=I)
-        self.x2o = L.Linear(H, in_size=I)
-        self.x2u = L.Linear(H, in_size=I)
-        # h 쪽은 편향 없이 (x 쪽에 이미 있다)
-        self.h2f = L.Linear(H, in_size=H, nobias=True)
-        self.h2i = L.Linear(H, in_size=H, nobias=True)
-        self.h2o = L.Linear(H, in_size=H, nobias=True)
-        self.h2u = L.Linear(H, in_size=H, nobias=True)
-        self.reset_state()
-
-    def reset_state(self):
-        self.h, self.c = None, None
-
-    def gates(self, x):
-        """(f, i, o, u): x와 이전 h로만 정해진다 (이전 c는 안 쓴다)."""
-        if self.h is None:
-            return (F.sigmoid(self.x2f(x)), F.sigmoid(self.x2i(x)),
-                    F.sigmoid(self.x2o(x)), F.tanh(self.x2u(x)))
-        h = self.h
-        return (F.sigmoid(self.x2f(x) + self.h2f(h)),
-                F.sigmoid(self.x2i(x) + self.h2i(h)),
-                F.sigmoid(self.x2o(x) + self.h2o(h)),
-                F.tanh(self.x2u(x) + self.h2u(h)))
-
-    def forward(self, x):
-        f, i, o, u = self.gates(x)
-        c_new = i * u if self.c is None else f * self.c + i * u
-        h_new = o * F.tanh(c_new)
-        self.h, self.c = h_new, c_new
-        return h_new
+from step59 import compare_recurrent, predict_curve
 
 
 def check_cell_path():
     """역전파로 구한 dc_t/dc_{t-1}이 f_t와 같다.
     (c_{t-1}을 잎 변수로 두고 sum(c_t)를 역전파한다)"""
     np.random.seed(0)
-    lstm = LSTM(4)
+    lstm = L.LSTM(4)
     x = np.random.default_rng(1).standard_normal((2, 3))
     lstm(x)                               # 첫 시점: h, c가 생긴다
     lstm.h = Variable(lstm.h.data)        # 이전 시점과의 연결을 끊고
     c_prev = lstm.c = Variable(lstm.c.data)  # c_{t-1}을 잎 변수로
-    f = lstm.gates(x)[0]
+    # 망각 게이트: x와 이전 h로만 정해진다
+    f = F.sigmoid(lstm.x2f(x) + lstm.h2f(lstm.h))
     lstm(x)
     F.sum(lstm.c).backward()
     np.testing.assert_allclose(c_prev.grad.data, f.data, rtol=1e-6)
     return f.data
 
 
-class BetterRNN(SimpleRNN):
-    """59단계의 모델에서 순환 계층만 LSTM으로 바꾼다.
-    (forward, reset_state는 그대로)"""
-    recurrent_layer = LSTM
+def check_loader(train_set, batch_size):
+    """SeqDataLoader가 기준 패키지의 것과 한 에폭 동안 같은 배치를 낸다."""
+    mine = list(SeqDataLoader(train_set, batch_size=batch_size))
+    ref = list(dezero_kr.SeqDataLoader(train_set, batch_size=batch_size))
+    assert len(mine) == len(ref)
+    for (x, t), (x_ref, t_ref) in zip(mine, ref):
+        np.testing.assert_array_equal(x, x_ref)
+        np.testing.assert_array_equal(t, t_ref)
+
+
+class BetterRNN(Model):
+    """59단계의 SimpleRNN에서 순환 층만 LSTM으로 바꾼다."""
+
+    def __init__(self, hidden_size, out_size):
+        super().__init__()
+        self.rnn = L.LSTM(hidden_size)
+        self.fc = L.Linear(out_size)
+
+    def reset_state(self):
+        self.rnn.reset_state()
+
+    def forward(self, x):
+        h = self.rnn(x)
+        return self.fc(h)
 
 
 if __name__ == '__main__':
-    paths = compare_recurrent(LSTM, L.LSTM)
+    paths = compare_recurrent('LSTM')
     print(f'LSTM 확인: L.LSTM과 세 시점의 h, 기울기가 같다 (매개변수 {len(paths)}개)')
     f = check_cell_path()
     print('역전파로 구한 dc_t/dc_{t-1} == f_t, 첫 행:', np.round(f[0], 4))
@@ -115,6 +100,7 @@ if __name__ == '__main__':
     bptt_length = 30
 
     train_set = SinCurve(train=True)
+    check_loader(train_set, batch_size)
     loader = SeqDataLoader(train_set, batch_size=batch_size)
     jump = len(train_set) // batch_size
     x0, _ = next(loader)

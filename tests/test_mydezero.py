@@ -1,0 +1,482 @@
+"""Tests for ``steps/mydezero``: the learner's own DeZero, grown step by step.
+
+* (a) no file of the package imports ``dezero_kr`` (the reference must stay outside);
+* (b) every step 23..60 runs against the package *as of that step* (written by
+  ``steps/mydezero_at.py``) and prints its golden output;
+* (c) DeZero-style code with ``import mydezero as dezero`` agrees with ``dezero_kr`` on values
+  and gradients, and both agree with float64 central differences;
+* (d) the snapshot tool: which files exist at which step, ``A-B`` blocks vanish after ``B``,
+  malformed markers are errors, and ``docs/tutorial/mydezero.md`` is current.
+"""
+import ast
+import os
+import shutil
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from _subproc import ROOT
+
+STEPS_DIR = ROOT / 'steps'
+PACKAGE_DIR = STEPS_DIR / 'mydezero'
+sys.path.insert(0, str(STEPS_DIR))
+
+import mydezero as dezero  # noqa: E402  (the finished package, as a learner's DeZero code would)
+import mydezero.functions as F  # noqa: E402
+import mydezero.layers as L  # noqa: E402
+import mydezero_at  # noqa: E402
+from mydezero import Variable, optimizers  # noqa: E402
+from mydezero.models import MLP  # noqa: E402
+
+import dezero_kr  # noqa: E402  (the reference)
+import dezero_kr.functions as RF  # noqa: E402
+import dezero_kr.layers as RL  # noqa: E402
+from dezero_kr import optimizers as roptimizers  # noqa: E402
+from dezero_kr.models import MLP as RMLP  # noqa: E402
+
+
+# ---------------------------------------------------------------------------
+# (a) the package never imports dezero_kr
+
+@pytest.mark.parametrize('name', sorted(p.name for p in PACKAGE_DIR.glob('*.py')))
+def test_package_file_does_not_import_dezero_kr(name):
+    tree = ast.parse((PACKAGE_DIR / name).read_text(encoding='utf-8'))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            modules = [node.module or '']
+        else:
+            continue
+        assert not any(m.split('.')[0] == 'dezero_kr' for m in modules), \
+            f'steps/mydezero/{name}:{node.lineno} imports dezero_kr'
+
+
+def test_package_has_dezeros_module_layout():
+    modules = {p.stem for p in PACKAGE_DIR.glob('*.py')}
+    assert modules == {'__init__', 'core_simple', 'core', 'functions', 'functions_conv', 'layers',
+                       'models', 'optimizers', 'utils', 'datasets', 'dataloaders', 'transforms',
+                       'cuda'}
+
+
+# ---------------------------------------------------------------------------
+# (b) every step runs against the package as of that step
+
+SNAPSHOT_STEPS = list(range(mydezero_at.FIRST, mydezero_at.LAST + 1))
+
+
+def run_against_snapshot(n):
+    """Write mydezero as of step n beside copies of steps 23..n and _common.py, run step n
+    there (as tests/test_steps.py runs steps: FAST, fresh cwd) and return (stdout, problem)."""
+    import test_steps  # the golden comparison and the environment of the step tests
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cwd = os.path.join(tmp, 'src'), os.path.join(tmp, 'cwd')
+        os.makedirs(cwd)
+        mydezero_at.write_package(n, src)
+        shutil.copy(STEPS_DIR / '_common.py', src)
+        # later steps import earlier ones (24, 28, 37 ...)
+        for k in range(mydezero_at.FIRST, n + 1):
+            shutil.copy(STEPS_DIR / f'step{k:02d}.py', src)
+        proc = test_steps.run_python([os.path.join(src, f'step{n:02d}.py')], cwd)
+    if proc.returncode != 0:
+        return None, f'step{n:02d} failed against its snapshot:\n{proc.stderr[-3000:]}'
+    golden = test_steps.golden_path(STEPS_DIR / f'step{n:02d}.py').read_text(encoding='utf-8')
+    problems = test_steps.compare_output(proc.stdout, golden)
+    return proc.stdout, '\n'.join(problems[:10]) if problems else None
+
+
+@pytest.fixture(scope='module')
+def snapshot_runs():
+    """All snapshot runs at once, in parallel (each is a subprocess)."""
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        return dict(zip(SNAPSHOT_STEPS, pool.map(run_against_snapshot, SNAPSHOT_STEPS)))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('n', SNAPSHOT_STEPS, ids=[f'step{n:02d}' for n in SNAPSHOT_STEPS])
+def test_step_runs_against_its_own_snapshot(n, snapshot_runs):
+    stdout, problem = snapshot_runs[n]
+    assert problem is None, f'step{n:02d} with mydezero as of step {n}:\n{problem}'
+
+
+def test_snapshot_runner_catches_a_step_that_needs_a_later_piece(tmp_path, monkeypatch):
+    """A step that uses a piece added later fails against its snapshot (the runner can fail)."""
+    fake_steps = tmp_path / 'steps'
+    fake_steps.mkdir()
+    for name in ['_common.py'] + [f'step{k:02d}.py' for k in range(23, 31)]:
+        shutil.copy(STEPS_DIR / name, fake_steps / name)
+    # step 30 made to use Tanh, which mydezero gets only at step 35
+    text = (fake_steps / 'step30.py').read_text(encoding='utf-8')
+    text = text.replace('from mydezero.functions import cos, sin',
+                        'from mydezero.functions import cos, sin, tanh')
+    (fake_steps / 'step30.py').write_text(text, encoding='utf-8')
+    monkeypatch.setattr(sys.modules[__name__], 'STEPS_DIR', fake_steps)
+    stdout, problem = run_against_snapshot(30)
+    assert problem is not None and 'tanh' in problem
+
+
+# ---------------------------------------------------------------------------
+# helpers for (c)
+
+def central_difference(f, x, eps=1e-6):
+    """d sum(f(x)) / dx by central differences on a float64 copy (f takes an ndarray)."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        old = x[idx]
+        x[idx] = old + eps
+        plus = np.sum(f(x.copy()))
+        x[idx] = old - eps
+        minus = np.sum(f(x.copy()))
+        x[idx] = old
+        grad[idx] = (plus - minus) / (2 * eps)
+    return grad
+
+
+def value_and_grads(module, f, arrays):
+    """f(*Variables) with ``module``'s Variable; returns the value and each input's gradient."""
+    vs = [module.Variable(np.array(a, dtype=np.float64)) for a in arrays]
+    y = f(*vs)
+    y.backward()
+    return y.data, [v.grad.data for v in vs]
+
+
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((2, 3))
+B = RNG.standard_normal((2, 3))
+ROW = RNG.standard_normal(3)
+POS = RNG.uniform(0.5, 2.0, (2, 3))
+MAT = RNG.standard_normal((3, 4))
+X4 = RNG.standard_normal((2, 3, 6, 6))
+W4 = RNG.standard_normal((4, 3, 3, 3))
+B4 = RNG.standard_normal(4)
+
+# (name, function of the functions module and Variables, inputs)
+CASES = [
+    ('add/mul/sub/div/pow',
+     lambda f, a, b: (a + b) * a - b / (a * a + 1) + a ** 3 - 2.0 / (b * b + 1), (A, B)),
+    ('broadcast add/mul', lambda f, a, r: a * r + r - a / (r * r + 1), (A, ROW)),
+    ('neg and python numbers', lambda f, a: -a * 3.0 + 1.0 - 2 * a, (A,)),
+    ('exp/log/sin/cos/tanh', lambda f, a, p: f.exp(a) + f.log(p) * f.sin(a) + f.cos(p) * f.tanh(a),
+     (A, POS)),
+    ('sum axis keepdims',
+     lambda f, a: f.sum(a, axis=1, keepdims=True) * f.sum(a, axis=0) + f.sum(a), (A,)),
+    ('reshape/transpose',
+     lambda f, a: f.reshape(a, (3, 2)) * f.transpose(a) + a.T.reshape(6).sum(), (A,)),
+    ('broadcast_to/sum_to', lambda f, r: f.sum_to(f.broadcast_to(r, (2, 3)) * A, (1, 3)), (ROW,)),
+    ('matmul', lambda f, a, w: f.matmul(a, w) * f.matmul(a, w), (A, MAT)),
+    ('linear', lambda f, a, w, b: f.linear(a, w, b) ** 2, (A, MAT, RNG.standard_normal(4))),
+    ('get_item repeated index', lambda f, a: a[np.array([0, 1, 0]), np.array([2, 2, 2])] * 3
+     + f.get_item(a, 1) ** 2, (A,)),
+    ('sigmoid/relu', lambda f, a: f.sigmoid(a) * f.relu(a), (A,)),
+    ('softmax', lambda f, a: f.softmax(a) * B, (A,)),
+    ('softmax_cross_entropy', lambda f, a: f.softmax_cross_entropy(a, np.array([2, 0])), (A,)),
+    ('mean_squared_error', lambda f, a, b: f.mean_squared_error(a, b), (A, B)),
+    ('max/min', lambda f, a: f.max(a, axis=1) * f.min(a, axis=0).sum(), (A,)),
+    ('clip', lambda f, a: f.clip(a, -0.5, 0.5) * a, (A,)),
+    ('conv2d', lambda f, x, w, b: f.conv2d(x, w, b, stride=2, pad=1) ** 2, (X4, W4, B4)),
+    ('conv2d no bias', lambda f, x, w: f.conv2d(x, w, stride=1, pad=0) ** 2, (X4, W4)),
+    ('pooling', lambda f, x: f.pooling(x, 2, 2) ** 2, (X4,)),
+    ('pooling 3/2 pad 1', lambda f, x: f.pooling(x, 3, 2, 1) * 2, (X4,)),
+    ('average_pooling', lambda f, x: f.average_pooling(x, 2, 2) ** 2, (X4,)),
+    ('im2col', lambda f, x: f.im2col(x, 3, 2, 1) ** 2, (X4,)),
+    ('deconv2d', lambda f, x, w: f.deconv2d(x, w, stride=2, pad=1) ** 2,
+     (RNG.standard_normal((1, 2, 3, 3)), RNG.standard_normal((2, 3, 3, 3)))),
+    ('expand_dims/flatten/average', lambda f, a: f.flatten(f.expand_dims(a, 1)) * f.average(a)
+     + f.mean(a, axis=0), (A,)),
+    ('log_softmax', lambda f, a: f.log_softmax(a) * B, (A,)),
+    ('leaky_relu', lambda f, a: f.leaky_relu(a, 0.1) * a, (A,)),
+    ('sigmoid_cross_entropy',
+     lambda f, a: f.sigmoid_cross_entropy(a, np.array([[0, 1, 1], [1, 0, 0]])), (A,)),
+    ('binary_cross_entropy', lambda f, a: f.binary_cross_entropy(
+        f.sigmoid(a), np.array([[0, 1, 1], [1, 0, 0]])), (A,)),
+]
+
+
+@pytest.mark.parametrize('name, fn, arrays', CASES, ids=[c[0] for c in CASES])
+def test_values_and_grads_match_reference_and_central_differences(name, fn, arrays):
+    mine = value_and_grads(dezero, lambda *v: fn(F, *v), arrays)
+    ref = value_and_grads(dezero_kr, lambda *v: fn(RF, *v), arrays)
+    np.testing.assert_allclose(mine[0], ref[0], rtol=1e-12, atol=1e-12)
+    for i, (g, r) in enumerate(zip(mine[1], ref[1])):
+        np.testing.assert_allclose(g, r, rtol=1e-10, atol=1e-12)
+
+        def only_i(a, i=i):
+            args = [np.array(x, dtype=np.float64) for x in arrays]
+            args[i] = a
+            with dezero.no_grad():
+                return fn(F, *[Variable(x) for x in args]).data
+        num = central_difference(only_i, arrays[i])
+        np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings('ignore:backward\\(create_graph=True\\) stored')  # dezero_kr's note
+def test_higher_order_tanh_matches_reference():
+    """Four derivatives of tanh by create_graph=True, against dezero_kr and the closed form."""
+    def derivatives(module, f):
+        x = module.Variable(np.array([0.3, -1.2]))
+        y = f.tanh(x)
+        out = []
+        for _ in range(4):
+            x.cleargrad()
+            y.backward(create_graph=True)
+            y = x.grad
+            out.append(y.data.copy())
+        x.cleargrad()  # drop the graph held by x.grad (no reference cycle left behind)
+        return out
+    mine, ref = derivatives(dezero, F), derivatives(dezero_kr, RF)
+    np.testing.assert_allclose(mine, ref, rtol=1e-12)
+    t = np.tanh(np.array([0.3, -1.2]))
+    np.testing.assert_allclose(mine[0], 1 - t ** 2, rtol=1e-12)
+    np.testing.assert_allclose(mine[1], -2 * t * (1 - t ** 2), rtol=1e-12)
+
+
+def test_conv2d_second_order_matches_central_differences():
+    """d/dx of sum(dL/dW)^2 through Conv2DGradW (DeZero's own version failed here)."""
+    x0 = RNG.standard_normal((1, 2, 4, 4))
+    w = RNG.standard_normal((2, 2, 3, 3))
+
+    def grad_w_norm(x_data, module, f):
+        x = module.Variable(x_data)
+        W = module.Variable(w.copy())
+        y = f.sum(f.conv2d(x, W, pad=1) ** 2)
+        y.backward(create_graph=True)
+        z = f.sum(W.grad ** 2)
+        x.cleargrad()
+        z.backward()
+        return z.data, x.grad.data
+
+    z, gx = grad_w_norm(x0, dezero, F)
+    num = central_difference(lambda a: grad_w_norm(a, dezero, F)[0], x0)
+    np.testing.assert_allclose(gx, num, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('name', ['SGD', 'MomentumSGD', 'AdaGrad', 'AdaDelta', 'RMSprop', 'Adam'])
+def test_mlp_training_with_each_optimizer_matches_reference(name):
+    x = RNG.standard_normal((20, 3))
+    t = RNG.integers(0, 2, 20)
+    params = []
+    for module, mlp, opts, f in ((dezero, MLP, optimizers, F),
+                                 (dezero_kr, RMLP, roptimizers, RF)):
+        np.random.seed(5)
+        model = mlp((6, 2))
+        optimizer = getattr(opts, name)().setup(model)
+        losses = []
+        for _ in range(5):
+            loss = f.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            optimizer.update()
+            losses.append(float(loss.data))
+        params.append((losses, [p.data.copy() for p in model.params()]))
+    (mine, mine_p), (ref, ref_p) = params
+    np.testing.assert_allclose(mine, ref, rtol=1e-6)
+    assert len(mine_p) == len(ref_p) == 4
+    for a, b in zip(mine_p, ref_p):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert mine[-1] < mine[0] or name == 'AdaDelta'  # AdaDelta's first steps are tiny
+
+
+def test_lstm_and_rnn_match_reference_over_three_steps():
+    xs = RNG.standard_normal((3, 2, 1)).astype(np.float32)
+    for layer, ref_layer in ((L.LSTM, RL.LSTM), (L.RNN, RL.RNN)):
+        outs = []
+        for make, f in ((layer, F), (ref_layer, RF)):
+            np.random.seed(1)
+            cell = make(4)
+            ys = [cell(x) for x in xs]
+            loss = f.sum(ys[-1] * ys[-1])
+            loss.backward()
+            outs.append(([y.data for y in ys], [p.grad.data for p in cell.params()]))
+        (ys, gs), (rys, rgs) = outs
+        for a, b in zip(ys + gs, rys + rgs):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+
+
+def test_sequential_freeze_param_and_embed_id():
+    np.random.seed(0)
+    model = dezero.models.Sequential(L.Linear(4), F.relu, L.Linear(2))
+    x = RNG.standard_normal((3, 5))
+    loss = F.sum(model(x) ** 2)
+    model.cleargrads()
+    loss.backward()
+    before = [p.data.copy() for p in model.params()]
+    optimizer = optimizers.SGD(lr=0.1).setup(model)
+    optimizer.add_hook(optimizers.FreezeParam(model.l0))  # DeZero's FreezeParam crashed here
+    optimizer.update()
+    after = [p.data for p in model.params()]
+    np.testing.assert_array_equal(after[0], before[0])  # l0 frozen
+    np.testing.assert_array_equal(after[1], before[1])
+    assert not np.array_equal(after[2], before[2])  # l2 updated
+    embed = L.EmbedID(6, 3)
+    ids = np.array([1, 4, 1])
+    y = embed(ids)
+    F.sum(y).backward()
+    np.testing.assert_array_equal(y.data, embed.W.data[ids])
+    np.testing.assert_array_equal(embed.W.grad.data[:, 0], [0, 2, 0, 0, 1, 0])
+
+
+def test_unchain_backward_cuts_the_graph():
+    x = Variable(np.array(2.0))
+    h = x * x
+    y = h * 3.0
+    y.unchain_backward()
+    assert h.creator is None and y.creator is not None
+    y.backward()
+    assert x.grad is None and float(h.grad.data) == 3.0
+
+
+def test_dropout_and_test_mode_match_reference():
+    x = RNG.standard_normal((50, 40))
+    np.random.seed(3)
+    mine = F.dropout(Variable(x), 0.3).data
+    np.random.seed(3)
+    ref = RF.dropout(dezero_kr.Variable(x), 0.3).data
+    np.testing.assert_array_equal(mine != 0, ref != 0)  # the same mask from the same seed
+    np.testing.assert_allclose(mine, ref, rtol=1e-15)
+    kept = mine != 0
+    np.testing.assert_allclose(mine[kept], x[kept] / 0.7, rtol=1e-15)
+    with dezero.test_mode():
+        assert dezero.Config.train is False
+        np.testing.assert_array_equal(F.dropout(Variable(x)).data, x)
+    assert dezero.Config.train is True
+
+
+def test_accuracy():
+    y = np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
+    t = np.array([1, 0, 0, 0])
+    assert float(F.accuracy(y, t).data) == 0.75
+    assert float(F.accuracy(y, t).data) == float(RF.accuracy(y, t).data)
+
+
+def test_datasets_and_loaders_match_reference():
+    for mine, ref in ((dezero.datasets.Spiral(train=False), dezero_kr.datasets.Spiral(train=False)),
+                      (dezero.datasets.SinCurve(), dezero_kr.datasets.SinCurve()),
+                      (dezero.datasets.Digits(train=False),
+                       dezero_kr.datasets.Digits(train=False))):
+        np.testing.assert_array_equal(mine.data, ref.data)
+        np.testing.assert_array_equal(mine.label, ref.label)
+    data = dezero.datasets.SinCurve()
+    for mine_cls, ref_cls, kwargs in ((dezero.DataLoader, dezero_kr.DataLoader, {'shuffle': True}),
+                                      (dezero.SeqDataLoader, dezero_kr.SeqDataLoader, {})):
+        np.random.seed(0)
+        mine = [b for _ in range(2) for b in mine_cls(data, 100, **kwargs)]
+        np.random.seed(0)
+        ref = [b for _ in range(2) for b in ref_cls(data, 100, **kwargs)]
+        assert len(mine) == len(ref) == 20
+        for (x, t), (rx, rt) in zip(mine, ref):
+            np.testing.assert_array_equal(x, rx)
+            np.testing.assert_array_equal(t, rt)
+
+
+def test_save_and_load_weights_round_trip_without_pickle(tmp_path):
+    np.random.seed(0)
+    model = MLP((5, 3))
+    x = RNG.standard_normal((2, 4))
+    y = model(x).data
+    path = str(tmp_path / 'w.npz')
+    model.save_weights(path)
+    with np.load(path, allow_pickle=False) as f:
+        assert sorted(f.files) == ['l0/W', 'l0/b', 'l1/W', 'l1/b']
+    other = MLP((5, 3))
+    other(x)
+    other.load_weights(path)
+    np.testing.assert_array_equal(other(x).data, y)
+    wrong = MLP((5, 2))
+    wrong(x)
+    before = [p.data.copy() for p in wrong.params()]
+    with pytest.raises(ValueError, match='l1/W'):
+        wrong.load_weights(path)
+    for p, b in zip(wrong.params(), before):  # all or nothing
+        np.testing.assert_array_equal(p.data, b)
+
+
+def test_cuda_switch_without_gpu_is_numpy():
+    from mydezero import cuda
+    if cuda.gpu_enable:
+        pytest.skip('GPU present: the NumPy fallback is not what runs here')
+    assert cuda.get_array_module(Variable(np.ones(2))) is np
+    with pytest.raises(Exception, match='CuPy'):
+        cuda.as_cupy(np.ones(2))
+
+
+def test_core_simple_grads_are_arrays():
+    from mydezero import core_simple
+    x = core_simple.Variable(np.array(3.0))
+    y = x ** 2 + 2 * x - x / 3.0
+    y.backward()
+    # an ndarray (0-d arithmetic gives NumPy scalars; the engine wraps them): never a Variable
+    assert type(x.grad) is np.ndarray and float(x.grad) == pytest.approx(2 * 3 + 2 - 1 / 3)
+
+
+# ---------------------------------------------------------------------------
+# (d) the snapshot tool
+
+def test_snapshot_files_by_step(tmp_path):
+    at = lambda n: set(mydezero_at.package_at(n))  # noqa: E731
+    assert at(23) == {'__init__.py', 'core_simple.py'}
+    assert 'core.py' in at(32) and 'functions.py' in at(32)
+    assert 'layers.py' not in at(43) and 'layers.py' in at(44)
+    assert 'functions_conv.py' not in at(56) and 'functions_conv.py' in at(57)
+    assert at(60) == {p.name for p in PACKAGE_DIR.glob('*.py')}
+    target = mydezero_at.write_package(23, str(tmp_path))
+    assert sorted(p.name for p in (tmp_path / 'mydezero').iterdir()) == ['__init__.py',
+                                                                         'core_simple.py']
+    assert '#@' not in (tmp_path / 'mydezero' / '__init__.py').read_text(encoding='utf-8')
+    assert target.endswith('mydezero')
+
+
+def test_snapshot_ranges_disappear_after_their_last_step():
+    at39 = mydezero_at.package_at(39)['functions.py']
+    at40 = mydezero_at.package_at(40)['functions.py']
+    assert '39단계의 임시판' in at39 and '39단계의 임시판' not in at40
+    assert 'class BroadcastTo' not in at39 and 'class BroadcastTo' in at40
+    assert 'xp = np  #' in mydezero_at.package_at(51)['core.py']
+    assert 'xp = np  #' not in mydezero_at.package_at(52)['core.py']
+    assert 'get_array_module' in mydezero_at.package_at(52)['core.py']
+    init = mydezero_at.package_at(29)['__init__.py']
+    assert 'core_simple' in init and 'mydezero.core ' not in init
+    assert 'from mydezero.core import Variable' in mydezero_at.package_at(30)['__init__.py']
+    assert 'core_simple' not in mydezero_at.package_at(30)['__init__.py']
+
+
+def test_every_snapshot_parses_and_has_no_markers():
+    for n in range(mydezero_at.FIRST, mydezero_at.LAST + 1):
+        for name, text in mydezero_at.package_at(n).items():
+            ast.parse(text, filename=f'{n}/{name}')
+            assert '#@' not in text, (n, name)
+
+
+@pytest.mark.parametrize('text, message', [
+    ('x = 1\n', '첫 줄'),
+    ('#@ file step 30\n#@ step 31\n#@ step 32\n#@ end\n', '블록 안에'),
+    ('#@ file step 30\n#@ end\n', '열리지 않은'),
+    ('#@ file step 30\n#@ step 31\nx = 1\n', '닫히지 않은'),
+    ('#@ file step 30\n#@ step 29\n#@ end\n', '범위'),
+    ('#@ file step 30\n#@ step 35-33\n#@ end\n', '범위'),
+    ('#@ file step 30\n#@ stpe 31\n', '알 수 없는'),
+])
+def test_malformed_markers_are_errors(tmp_path, text, message):
+    path = tmp_path / 'bad.py'
+    path.write_text(text, encoding='utf-8')
+    with pytest.raises(mydezero_at.MarkerError, match=message):
+        mydezero_at.parse(str(path))
+
+
+def test_range_block_semantics(tmp_path):
+    path = tmp_path / 'm.py'
+    path.write_text('#@ file step 30\na = 1\n#@ step 31-32\nb = 2\n#@ end\n#@ step 33\n'
+                    'c = 3\n#@ end\n', encoding='utf-8')
+    assert mydezero_at.text_at(str(path), 29) is None
+    assert mydezero_at.text_at(str(path), 30) == 'a = 1\n'
+    assert mydezero_at.text_at(str(path), 32) == 'a = 1\nb = 2\n'
+    assert mydezero_at.text_at(str(path), 33) == 'a = 1\nc = 3\n'
+
+
+def test_docs_page_is_current():
+    page = ROOT / 'docs' / 'tutorial' / 'mydezero.md'
+    assert page.read_text(encoding='utf-8') == mydezero_at.docs_page(), (
+        'docs/tutorial/mydezero.md is out of date: python steps/mydezero_at.py --docs')
