@@ -1,8 +1,8 @@
-"""28단계: 함수 최적화 -- 로젠브록 함수를 경사하강법으로
+"""28단계: 함수 최적화 -- 로젠브록 함수를 경사 하강법으로
 
     rosenbrock(x0, x1) = 100 (x1 - x0^2)^2 + (1 - x0)^2     최솟값 0, 위치 (1, 1)
 
-바나나 모양의 좁고 휜 골짜기 바닥에 최솟값이 있어서 경사하강법이 느리게 수렴하는 것으로 유명한
+바나나 모양의 좁고 휜 골짜기 바닥에 최솟값이 있어서 경사 하강법이 느리게 수렴하는 것으로 유명한
 함수다. 기울기는 가장 가파르게 올라가는 방향이므로, 그 반대로 조금씩(학습률 lr) 움직인다.
 
     x <- x - lr * dy/dx
@@ -14,7 +14,7 @@ ndarray라서 `x0.data -= lr * x0.grad` 처럼 배열끼리 바로 계산할 수
 반복 횟수: DEZERO_KR_FAST=1(테스트)이면 1,000회로 골짜기 안쪽까지만 간다. 그냥 실행하면 책처럼
 50,000회로 (1, 1)에 도착한다 (2코어 컴퓨터에서 약 10초).
 
-그림: step28_rosenbrock_gd.png -- 등고선 위에 경사하강법이 지나간 길. 처음 몇 걸음은 가파른 벽을
+그림: step28_rosenbrock_gd.png -- 등고선 위에 경사 하강법이 지나간 길. 처음 몇 걸음은 가파른 벽을
 따라 골짜기로 뚝 떨어지고, 그다음에는 골짜기 바닥을 따라 (1, 1)까지 아주 천천히 기어간다.
 (matplotlib이 있으면 그린다. 33단계는 같은 그림에 뉴턴 방법의 길을 겹친다.)
 
@@ -35,7 +35,7 @@ def rosenbrock(x0, x1):
 
 
 def gradient_descent(start, lr, iters, report_every=None):
-    """start에서 경사하강법을 iters회 돈다.
+    """start에서 경사 하강법을 iters회 돈다.
 
     지나간 점들 [(x0, x1), ...]을 돌려준다.
     """
@@ -84,7 +84,7 @@ if __name__ == '__main__':
 
     lr = 0.001
     iters = 1000 if FAST else 50000
-    print(f'\n경사하강법: lr = {lr}, 반복 {iters}회')
+    print(f'\n경사 하강법: lr = {lr}, 반복 {iters}회')
     path = gradient_descent((0.0, 2.0), lr, iters, report_every=iters // 10)
-    save_figure(lambda ax: draw_paths(ax, {'경사하강법': path}),
+    save_figure(lambda ax: draw_paths(ax, {'경사 하강법': path}),
                 'step28_rosenbrock_gd.png')

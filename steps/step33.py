@@ -16,12 +16,12 @@ mydezero.Variable(core.py)을 쓴다(기울기가 Variable이어야 다시 미�
 
 변수가 여럿이면 2차 미분은 헤세 행렬 H(H[i][j] = d^2 f / dx_i dx_j)이고 뉴턴 방법은
 x <- x - H^-1 g (g는 기울기 벡터)이다. 기울기의 성분 g_i를 하나씩 다시 역전파하면 H의 i행이 나온다.
-28단계의 로젠브록 함수에 써 보면, 경사하강법이 5만 번 걸린 길을 뉴턴 방법은 다섯 걸음에 간다.
+28단계의 로젠브록 함수에 써 보면, 경사 하강법이 5만 번 걸린 길을 뉴턴 방법은 다섯 걸음에 간다.
 
     H = [[1200 x0^2 - 400 x1 + 2, -400 x0], [-400 x0, 200]]
         (시작점 (0, 2)에서 [[-798, 0], [0, 200]])
 
-그림: step33_rosenbrock_newton.png -- 28단계의 등고선과 경사하강법 길 위에 뉴턴 방법의 길.
+그림: step33_rosenbrock_newton.png -- 28단계의 등고선과 경사 하강법 길 위에 뉴턴 방법의 길.
 
 출력에서 볼 것
 * 29단계(손으로 적은 2차 미분)와 같은 x 값이 같은 순서로 나온다 (assert로 확인한다).
@@ -105,5 +105,5 @@ if __name__ == '__main__':
     print('뉴턴 방법 (헤세 행렬도 자동으로):')
     newton_path = newton_2d((0.0, 2.0), 6)
     descent_path = gradient_descent((0.0, 2.0), 0.001, 1000 if FAST else 50000)
-    paths = {'경사하강법 (lr = 0.001)': descent_path, '뉴턴 방법': newton_path}
+    paths = {'경사 하강법 (lr = 0.001)': descent_path, '뉴턴 방법': newton_path}
     save_figure(lambda ax: draw_paths(ax, paths), 'step33_rosenbrock_newton.png')

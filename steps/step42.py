@@ -25,7 +25,7 @@ W와 b는 Variable이고, 갱신은 W.data -= ... 처럼 data 배열만 고친�
 * 직접 만든 MeanSquaredError가 기준 패키지 dezero_kr와 같은 값, 같은 기울기를 내고 수치 미분과 맞는다.
 * 손실이 줄어드는 모습과 최종 W, b
 * 같은 문제의 정확한 해(최소제곱법, np.linalg.lstsq)와 비교: 100번 반복 뒤에도 아직 조금 다르다.
-  경사하강법은 반복해서 다가가는 방법이다.
+  경사 하강법은 반복해서 다가가는 방법이다.
 """
 import numpy as np
 

@@ -1,4 +1,4 @@
-"""45단계: 계층을 모으는 계층 -- Model과 MLP
+"""45단계: 층을 모으는 층 -- Model과 MLP
 
 44단계의 Layer는 Parameter만 기억했다. 다른 Layer도 속성으로 기억하게 하면 신경망 전체를 하나의
 Layer로 묶을 수 있고, named_params()는 안쪽 Layer까지 내려가 모든 매개변수를 꺼내 준다. 이름은

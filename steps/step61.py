@@ -56,7 +56,7 @@ def show(label, params, original, extra=''):
 
 
 def minimize_w4(lr, max_norm, steps):
-    """f(w) = w^4 을 w = 3에서 경사하강법으로. max_norm이 있으면 갱신 전에 노름
+    """f(w) = w^4 을 w = 3에서 경사 하강법으로. max_norm이 있으면 갱신 전에 노름
     클리핑."""
     w = Parameter(np.array(3.0), name='w')
     history = []

@@ -47,9 +47,9 @@ def shared_value():
 
     x.cleargrad()
     y.cleargrad()
-    loss.grad = Variable(np.array(2.0))  # 시작 기울기(seed) 2
+    loss.grad = Variable(np.array(2.0))  # 씨앗 기울기(seed)를 2로
     loss.backward()
-    print(f'seed = 2: dL/dx = {float(x.grad.data):.1f}, '
+    print(f'씨앗 기울기 = 2: dL/dx = {float(x.grad.data):.1f}, '
           f'dL/dy = {float(y.grad.data):.1f}')
 
 
