@@ -31,7 +31,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import sum_to as _sum_to_array
-from dezero_kr.core import Config, Function, Variable, as_variable
+from dezero_kr.core import Config, Function, Variable, as_variable, state_lock
 from dezero_kr.operators import (Elementwise, add_tangents, as_grad, broadcast_to, cached_or_rebuilt,
                                  get_item, matmul, operands, reshape, sum, sum_to)
 from dezero_kr.functions_math import Masking, clip, exp, log, mean, stack, tanh
@@ -1035,10 +1035,13 @@ class BatchNorm(_Normalize):
             xhat, batch_mean, batch_var = self._normalize(x)
             m = x.size // x.shape[1]
             unbias = m / max(m - 1, 1)  # the running var estimates the population variance
-            self.mean *= self.decay
-            self.mean += (1 - self.decay) * batch_mean.reshape(-1)
-            self.var *= self.decay
-            self.var += ((1 - self.decay) * unbias) * batch_var.reshape(-1)
+            new_mean = (1 - self.decay) * batch_mean.reshape(-1)
+            new_var = ((1 - self.decay) * unbias) * batch_var.reshape(-1)
+            with state_lock:  # one whole update at a time when threads share the layer
+                self.mean *= self.decay
+                self.mean += new_mean
+                self.var *= self.decay
+                self.var += new_var
         else:
             xp = _xp(x)
             self.inv_std = (1 / xp.sqrt(self.var + self.eps)).astype(x.dtype, copy=False).reshape(self.pshape)
