@@ -803,6 +803,8 @@ class Max(Function):
     ``backward`` and ``jvp`` alike, as PyTorch's ``amax``/``max`` and JAX: a
     valid subgradient, so forward- and reverse-mode Jacobians agree.  (Max
     *pooling* routes to the first maximum instead; see functions_conv.)
+    NaN is the maximum (and the minimum), as ``np.max`` and PyTorch: where y
+    is NaN the gradient goes to the NaN elements (split evenly among them).
     """
     __slots__ = ('axis', 'keepdims')
 
@@ -819,9 +821,11 @@ class Max(Function):
         y = self.outputs[0]().data
         shape = max_backward_shape(x, self.axis)
         mask = x == y.reshape(shape)
+        xp = cuda.get_array_module(x)
+        if x.dtype.kind in 'fc' and xp.isnan(y).any():  # NaN is the extreme: it takes the gradient
+            mask |= xp.isnan(x) & xp.isnan(y.reshape(shape))
         count = mask.sum(axis=self.axis, keepdims=True)
-        # count is 0 only where y is NaN: no element equals it, and 0 / 1 keeps them all 0
-        weights = mask / cuda.get_array_module(count).maximum(count, 1)
+        weights = mask / xp.maximum(count, 1)  # count is 0 only for an empty reduction
         if x.dtype.kind in 'fc':
             weights = weights.astype(x.dtype, copy=False)
         return weights, shape
