@@ -577,9 +577,13 @@ def multi_head_attention(qkv, n_head, causal=False):
 
     The same as splitting qkv into q, k, v (columns 0:C, C:2C, 2C:3C), each into
     heads ``(B, H, T, C / H)``, calling ``scaled_dot_product_attention(q, k, v,
-    causal=causal)`` and putting the heads side by side again; one op.
+    causal=causal)`` and putting the heads side by side again; one op.  ``n_head``
+    not a positive int, or a width not divisible by ``3 n_head``: ValueError.
     """
     qkv = as_variable(qkv)
+    if (isinstance(n_head, (bool, np.bool_)) or not isinstance(n_head, numbers.Integral)
+            or n_head < 1):
+        raise ValueError(f'multi_head_attention: n_head must be a positive int, got {n_head!r}')
     if qkv.ndim != 3 or qkv.shape[-1] % (3 * n_head):
         raise ValueError(f'multi_head_attention: qkv must have shape (B, T, 3C) with C divisible by '
                          f'n_head={n_head}, got {qkv.shape}')

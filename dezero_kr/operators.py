@@ -10,6 +10,8 @@ re-export every name, so ``from dezero_kr.core import Add, add`` still works.
 Read the section "how a rule is written" first: every rule of the package
 follows it.
 """
+import numbers
+
 import numpy as np
 
 from dezero_kr import cuda
@@ -528,11 +530,25 @@ class Reshape(Function):
         return reshape(dx, self.shape)
 
 
+def _as_shape(fname, shape):
+    """``shape`` as a tuple of ints: a tuple, a list or a single int (``6`` means ``(6,)``,
+    as NumPy and DeZero take it); anything else is a TypeError naming ``fname``."""
+    if shape.__class__ is tuple:
+        return shape
+    if isinstance(shape, (list, tuple)) or hasattr(shape, 'tolist') and getattr(shape, 'ndim', 0) == 1:
+        return tuple(shape)
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, (bool, np.bool_)):
+        return (int(shape),)
+    raise TypeError(f'{fname}: shape must be an int or a tuple of ints, got {type(shape).__name__} '
+                    f'{shape!r:.60}')
+
+
 def reshape(x, shape):
-    """``x`` with a new ``shape`` (a tuple; one entry may be -1), the same elements
+    """``x`` with a new ``shape`` (a tuple or an int; one entry may be -1), the same elements
     in C order and the same dtype; ``x`` itself (as a Variable) when the shape is
     unchanged.  dL/dx = gy.reshape(x.shape).  A size mismatch is NumPy's ValueError."""
-    if x.shape == tuple(shape):
+    shape = _as_shape('reshape', shape)
+    if x.shape == shape:
         return as_variable(x)
     return Reshape(shape)(x)
 
@@ -703,8 +719,9 @@ class SumTo(Function):
 def sum_to(x, shape):
     """Sum ``x`` down to ``shape`` (undo broadcasting: leading axes and axes
     where ``shape`` has 1 are summed, kept as in ``shape``); ``x`` itself when the
-    shape already matches.  dL/dx = broadcast_to(gy, x.shape)."""
-    if x.shape == tuple(shape):
+    shape already matches; ``shape`` a tuple or an int.  dL/dx = broadcast_to(gy, x.shape)."""
+    shape = _as_shape('sum_to', shape)
+    if x.shape == shape:
         return as_variable(x)
     return SumTo(shape)(x)
 
@@ -737,9 +754,10 @@ def _broadcast_grad(g, shape):
 
 def broadcast_to(x, shape):
     """``x`` broadcast to ``shape`` as ``np.broadcast_to`` (same dtype); ``x``
-    itself when the shape already matches.  dL/dx = sum_to(gy, x.shape).  Shapes
-    that do not broadcast are NumPy's ValueError."""
-    if x.shape == tuple(shape):
+    itself when the shape already matches; ``shape`` a tuple or an int.
+    dL/dx = sum_to(gy, x.shape).  Shapes that do not broadcast are NumPy's ValueError."""
+    shape = _as_shape('broadcast_to', shape)
+    if x.shape == shape:
         return as_variable(x)
     return BroadcastTo(shape)(x)
 

@@ -1,0 +1,86 @@
+"""Issue 23, numerics and clear errors: shape arguments, attention heads, integer gradients,
+read-only parameters, ndarray subclasses, float16 and causal attention with T_q != T_k.
+
+(Threads are in tests/test_threads.py, NaN routing in tests/test_conventions.py.)
+"""
+import numpy as np
+import pytest
+
+import dezero_kr.functions as F
+import dezero_kr.layers as L
+import dezero_kr.optimizers as O
+from dezero_kr import Parameter, Variable
+from dezero_kr.grad_clip import adaptive_clip_grad, clip_grad_norm, clip_grad_norm_per_tensor
+
+
+# =============================================================================
+# Shape arguments: an int means a 1-D shape, as NumPy and DeZero take it
+# =============================================================================
+def test_reshape_broadcast_to_and_sum_to_accept_an_int():
+    x = Variable(np.arange(6.0).reshape(2, 3))
+    y = F.reshape(x, 6)
+    np.testing.assert_array_equal(y.data, np.arange(6.0))
+    F.sum(y * np.arange(6.0)).backward()
+    np.testing.assert_array_equal(x.grad.data, np.arange(6.0).reshape(2, 3))
+
+    v = Variable(np.array([2.0]))
+    y = F.broadcast_to(v, 3)
+    np.testing.assert_array_equal(y.data, [2.0, 2.0, 2.0])
+    F.sum(y * np.array([1.0, 2.0, 4.0])).backward()
+    np.testing.assert_array_equal(v.grad.data, [7.0])
+
+    y = F.sum_to(Variable(np.arange(6.0).reshape(2, 3)), 3)
+    np.testing.assert_array_equal(y.data, [3.0, 5.0, 7.0])
+    np.testing.assert_array_equal(F.reshape(x, np.int64(6)).data, np.arange(6.0))
+
+
+@pytest.mark.parametrize('fn', [F.reshape, F.broadcast_to, F.sum_to])
+def test_a_shape_that_is_neither_int_nor_tuple_is_a_clear_error(fn):
+    with pytest.raises(TypeError, match=rf"{fn.__name__}: shape must be an int or a tuple of ints, "
+                                        r"got str 'abc'"):
+        fn(Variable(np.ones(3)), 'abc')
+
+
+# =============================================================================
+# Clear errors
+# =============================================================================
+@pytest.mark.parametrize('n_head', [0, -2, 1.5, True])
+def test_multi_head_attention_refuses_a_head_count_that_is_not_a_positive_int(n_head):
+    # n_head = 0 was a ZeroDivisionError
+    with pytest.raises(ValueError, match=rf'multi_head_attention: n_head must be a positive int, '
+                                         rf'got {n_head!r}'):
+        F.multi_head_attention(Variable(np.ones((1, 2, 6))), n_head)
+
+
+@pytest.mark.parametrize('clip', [lambda ps: adaptive_clip_grad(ps, 0.01),
+                                  lambda ps: clip_grad_norm(ps, 1.0),
+                                  lambda ps: clip_grad_norm_per_tensor(ps, 1.0)],
+                         ids=['adaptive_clip_grad', 'clip_grad_norm', 'clip_grad_norm_per_tensor'])
+def test_clipping_that_scales_refuses_an_integer_gradient(clip):
+    # adaptive_clip_grad raised NumPy's "not inexact"; clip_grad_norm silently rounded the
+    # scaled gradient [[5, 5, 5], [5, 5, 5]] to zeros
+    p = Parameter(np.ones((2, 3)), name='W')
+    p.grad = Variable(np.full((2, 3), 5))
+    q = Parameter(np.ones(2), name='b')
+    q.grad = Variable(np.ones(2))
+    with pytest.raises(TypeError, match=r'the gradient of parameter #1 \(W, shape \(2, 3\)\) has '
+                                        r'dtype int64; scaling it needs a floating-point gradient'):
+        clip([q, p])
+    np.testing.assert_array_equal(p.grad.data, np.full((2, 3), 5))
+
+
+@pytest.mark.parametrize('opt', [O.SGD, O.MomentumSGD, O.Adam, O.AdaGrad])
+def test_an_optimizer_refuses_a_read_only_parameter_before_changing_anything(opt):
+    # was NumPy's "output array is read-only", naming no parameter (and after other updates)
+    model = L.Linear(3, in_size=2)
+    W0 = model.W.data.copy()
+    b0 = np.ones(3, dtype=np.float32)
+    b0.flags.writeable = False
+    model.b.data = b0
+    F.sum(model(np.ones((1, 2), np.float32))).backward()
+    optimizer = opt().setup(model)
+    with pytest.raises(ValueError, match=rf"{opt.__name__}.update: parameter 'b' \(shape \(3,\)\) "
+                                         r"holds a read-only array"):
+        optimizer.update()
+    np.testing.assert_array_equal(model.W.data, W0)
+    assert optimizer.t == 0
