@@ -163,10 +163,34 @@ def test_mode():
 # Variable / Parameter / Constant
 # =============================================================================
 def as_array(x, array_module=np):
-    """Turn a NumPy scalar (what 0-d operations return) into a 0-d array; anything else as is."""
+    """Turn a NumPy scalar (what 0-d operations return) into a 0-d array, an ndarray subclass
+    into a plain ndarray (see ``_plain_array``); anything else as is."""
     if np.isscalar(x):
         return array_module.array(x)
+    if x.__class__ is not np.ndarray and isinstance(x, np.ndarray):
+        return _plain_array(x)
     return x
+
+
+def _plain_array(data):
+    """``data`` for a Variable: an ndarray subclass becomes a plain ndarray view.
+
+    ``np.matrix`` (whose ``*`` is the matrix product), ``np.memmap`` and the
+    like hold plain values, so the view is exact and every operation has
+    NumPy's elementwise meaning.  A masked array is refused (TypeError): the
+    values under its mask would take part in gradients that ignore the mask.
+    Anything that is not an array is a TypeError (``errors.not_an_array``).
+    """
+    if not isinstance(data, array_types):
+        raise not_an_array(data)
+    if isinstance(data, np.ma.MaskedArray):
+        raise TypeError('Variable data must not be a numpy.ma.MaskedArray: its mask would be '
+                        'honoured by some operations and ignored by others (and by every '
+                        'gradient); pass data.filled(value), or a plain array and the mask to '
+                        'F.where / F.masked_fill')
+    if isinstance(data, np.ndarray):
+        return np.asarray(data)
+    return data  # a cupy.ndarray
 
 
 def as_variable(obj):
@@ -201,8 +225,8 @@ class Variable:
 
     def __init__(self, data, name=None):
         """Box ``data`` (ndarray or None) as a leaf named ``name``; TypeError for anything else."""
-        if data is not None and not isinstance(data, array_types):
-            raise not_an_array(data)
+        if data.__class__ is not np.ndarray and data is not None:
+            data = _plain_array(data)
         self.data = data
         self.grad = None
         self.creator = None

@@ -84,3 +84,35 @@ def test_an_optimizer_refuses_a_read_only_parameter_before_changing_anything(opt
         optimizer.update()
     np.testing.assert_array_equal(model.W.data, W0)
     assert optimizer.t == 0
+
+
+# =============================================================================
+# ndarray subclasses: np.matrix becomes a plain array (exact), a masked array is refused
+# =============================================================================
+@pytest.mark.filterwarnings('ignore:the matrix subclass:PendingDeprecationWarning')
+def test_np_matrix_variables_multiply_elementwise_with_elementwise_gradients():
+    # was the matrix product [[7, 10], [15, 22]] (np.matrix's *), with wrong gradients
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    a, b = Variable(m), Variable(m * 1.0)
+    assert type(a.data) is np.ndarray
+    y = a * b
+    np.testing.assert_array_equal(y.data, [[1.0, 4.0], [9.0, 16.0]])
+    F.sum(y).backward()
+    np.testing.assert_array_equal(a.grad.data, [[1.0, 2.0], [3.0, 4.0]])
+    c = Variable(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    for y in (c * m, m * c, F.mul(c, m)):  # a matrix as a constant operand, either side
+        assert type(y.data) is np.ndarray
+        np.testing.assert_array_equal(y.data, [[1.0, 4.0], [9.0, 16.0]])
+    np.testing.assert_array_equal((c @ m).data, [[7.0, 10.0], [15.0, 22.0]])  # @ is still @
+
+
+def test_a_masked_array_is_refused_with_a_clear_error():
+    # was: the sum honoured the mask (4.0) while the gradient gave 1 to the masked entry
+    masked = np.ma.array([1.0, 2.0, 3.0], mask=[False, True, False])
+    message = r'numpy.ma.MaskedArray: its mask would be honoured by some operations'
+    with pytest.raises(TypeError, match=message):
+        Variable(masked)
+    with pytest.raises(TypeError, match=r'Sum: Variable data must not be a numpy.ma.MaskedArray'):
+        F.sum(masked)
+    with pytest.raises(TypeError, match=message):
+        Variable(np.ones(3)) * masked
