@@ -353,7 +353,14 @@ def masked_fill(x, mask, value):
 
 
 def causal_mask(t_q, t_k=None, xp=np):
-    """Bool ``(t_q, t_k)`` mask, True above the (bottom-right aligned) diagonal: future keys."""
+    """Bool ``(t_q, t_k)`` mask, True above the (bottom-right aligned) diagonal: future keys.
+
+    Query i sits at position ``t_k - t_q + i`` of the key sequence (the queries
+    are its last ``t_q`` positions, as when decoding with a KV cache) and sees
+    keys ``0 .. t_k - t_q + i``.  PyTorch's ``is_causal=True`` aligns top-left
+    instead (query i sees keys ``0 .. i``); the two agree when ``t_q == t_k``.
+    With ``t_q > t_k`` the first ``t_q - t_k`` rows hide every key (their output is 0).
+    """
     t_k = t_q if t_k is None else t_k
     return xp.triu(xp.ones((t_q, t_k), dtype=bool), k=t_k - t_q + 1)
 
@@ -548,8 +555,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
 
     q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)`` -> ``(..., Tq, dv)``.
     ``mask``: bool array broadcastable to ``(..., Tq, Tk)``, True = not attended.
-    ``causal=True`` hides future keys.  Masked scores are ``-inf``, so they get
-    exactly zero weight and no gradient.
+    ``causal=True`` hides future keys, aligned bottom-right when ``Tq != Tk`` (the
+    queries are the last Tq positions, as with a KV cache; see ``causal_mask``;
+    PyTorch's ``is_causal`` aligns top-left).  Masked scores are ``-inf``, so they get
+    exactly zero weight and no gradient; a row with every key hidden gives 0.
     """
     q, k, v = as_variable(q), as_variable(k), as_variable(v)
     xp = _xp(q.data)

@@ -116,3 +116,31 @@ def test_a_masked_array_is_refused_with_a_clear_error():
         F.sum(masked)
     with pytest.raises(TypeError, match=message):
         Variable(np.ones(3)) * masked
+
+
+# =============================================================================
+# Causal attention with Tq != Tk: aligned bottom-right (the KV-cache convention)
+# =============================================================================
+def test_causal_mask_is_aligned_bottom_right():
+    # query i is position Tk - Tq + i of the keys; PyTorch's is_causal would give
+    # [[F, T, T, T], [F, F, T, T]] here (top-left); documented in docs/autodiff_modes.md
+    np.testing.assert_array_equal(F.causal_mask(2, 4), [[False, False, False, True],
+                                                        [False, False, False, False]])
+    np.testing.assert_array_equal(F.causal_mask(3, 2), [[True, True], [False, True], [False, False]])
+    np.testing.assert_array_equal(F.causal_mask(3), np.triu(np.ones((3, 3), bool), 1))
+
+
+def test_causal_attention_with_fewer_queries_equals_the_last_rows_of_full_attention():
+    # What bottom-right alignment is for: decoding the last Tq tokens against a cache of
+    # Tk keys gives exactly the last Tq rows of the full causal attention.
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((2, 5, 4)) for _ in range(3))
+    full = F.scaled_dot_product_attention(q, k, v, causal=True).data
+    last = F.scaled_dot_product_attention(q[:, 3:], k, v, causal=True).data
+    np.testing.assert_allclose(last, full[:, 3:], rtol=1e-14, atol=0)
+    # exact weights: with equal scores each query averages the keys it sees
+    y = F.scaled_dot_product_attention(np.zeros((2, 1)), np.zeros((4, 1)), np.eye(4), causal=True)
+    np.testing.assert_array_equal(y.data, [[1 / 3, 1 / 3, 1 / 3, 0.0], [0.25, 0.25, 0.25, 0.25]])
+    # more queries than keys: the first rows see nothing and give 0, not nan
+    y = F.scaled_dot_product_attention(np.zeros((3, 1)), np.zeros((2, 1)), np.eye(2), causal=True)
+    np.testing.assert_array_equal(y.data, [[0.0, 0.0], [1.0, 0.0], [0.5, 0.5]])
