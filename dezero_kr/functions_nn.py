@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.array_utils import sum_to as _sum_to_array
+from dezero_kr.array_utils import rounded_to, sum_to as _sum_to_array, widen
 from dezero_kr.core import Config, Function, Variable, as_variable, state_lock
 from dezero_kr.operators import (Elementwise, add_tangents, as_grad, broadcast_to, cached_or_rebuilt,
                                  get_item, matmul, operands, reshape, sum, sum_to)
@@ -38,6 +38,14 @@ from dezero_kr.functions_math import Masking, clip, exp, log, mean, stack, tanh
 
 
 _xp = cuda.get_array_module  # numpy, or cupy for CuPy arrays
+
+
+def _in_float32(*operands_):
+    """A rule's array operands with float16 widened to float32 (``array_utils.widen``: the
+    library's float16 policy); Variables (a recorded or forward-mode rule) as they are."""
+    if any(isinstance(a, Variable) for a in operands_):
+        return operands_
+    return tuple([widen(a) for a in operands_])
 
 
 # =============================================================================
@@ -89,13 +97,14 @@ def _one_hot(t, n_classes, dtype, xp):
 # Activations
 # =============================================================================
 def _sigmoid_array(x):
-    """The raw sigmoid of an array: 0.5 tanh(0.5 x) + 0.5, in one fresh array."""
+    """The raw sigmoid of an array: 0.5 tanh(0.5 x) + 0.5, in one fresh array (float16 in
+    float32: tanh rounds to -1 in float16 from x = -8, where y is still 3e-4)."""
     xp = _xp(x)
-    y = xp.asarray(x * 0.5)  # a 0-d input gives a NumPy scalar: make it an array for out=
+    y = xp.asarray(widen(x) * 0.5)  # a 0-d input gives a NumPy scalar: make it an array for out=
     xp.tanh(y, out=y)
     y *= 0.5
     y += 0.5
-    return y
+    return rounded_to(y, x.dtype)
 
 
 class Sigmoid(Elementwise):
@@ -178,6 +187,7 @@ class GELU(Elementwise):
 
     def forward(self, x):
         xp = _xp(x)
+        dtype, x = x.dtype, widen(x)  # float16: x^3 overflows from |x| = 40
         u = x * x
         u *= _GELU_A
         u += 1
@@ -187,11 +197,11 @@ class GELU(Elementwise):
         xp.add(t, 1, out=u)
         u *= x
         u *= 0.5
-        return u
+        return rounded_to(u, dtype)
 
     def _slope(self, x, y):
         if not isinstance(x, Variable):
-            return _gelu_slope_in_place(x, self.t)
+            return rounded_to(_gelu_slope_in_place(widen(x), self.t), x.dtype)
         t = tanh(_GELU_C * (x + _GELU_A * x * x * x))
         return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
 
@@ -251,16 +261,17 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, x):
-        y = _shift_by_max(x, self.axis)[0]
+        y = _shift_by_max(widen(x), self.axis)[0]
         _xp(x).exp(y, out=y)
         y /= _sum_exp(y, self.axis)
-        return y
+        return rounded_to(y, x.dtype)
 
     def _jacobian_times(self, g):
         """J g = y * (g - sum(g * y, axis)) for the (symmetric) softmax Jacobian J."""
-        y, = operands(self.outputs[0]())
+        dtype = g.dtype
+        y, g = _in_float32(operands(self.outputs[0]())[0], g)
         yg = y * g
-        return yg - y * yg.sum(axis=self.axis, keepdims=True)
+        return rounded_to(yg - y * yg.sum(axis=self.axis, keepdims=True), dtype)
 
     def backward(self, gy):
         return as_grad(self._jacobian_times(operands(gy)[0]), self.inputs[0])
@@ -295,18 +306,20 @@ class LogSoftmax(Function):
 
     def forward(self, x):
         xp = _xp(x)
-        y = _shift_by_max(x, self.axis)[0]
+        y = _shift_by_max(widen(x), self.axis)[0]
         y -= xp.log(_sum_exp(xp.exp(y), self.axis))
-        return y
+        return rounded_to(y, x.dtype)
 
     def _p(self):
         """softmax(x) = exp(y)."""
         y, = operands(self.outputs[0]())
-        return exp(y) if isinstance(y, Variable) else _xp(y).exp(y)
+        return exp(y) if isinstance(y, Variable) else _xp(y).exp(widen(y))
 
     def backward(self, gy):
         g, = operands(gy)
-        return as_grad(g - self._p() * g.sum(axis=self.axis, keepdims=True), self.inputs[0])
+        dtype = g.dtype
+        g, p = _in_float32(g, self._p())
+        return as_grad(rounded_to(g - p * g.sum(axis=self.axis, keepdims=True), dtype), self.inputs[0])
 
     def jvp(self, dx):
         return dx - sum(self._p() * dx, self.axis, keepdims=True)
@@ -621,8 +634,9 @@ class MeanSquaredError(Function):
     __slots__ = ()
 
     def forward(self, x0, x1):
-        diff = x0 - x1
-        return (diff * diff).sum() / _batch_size(diff.shape)
+        dtype = np.result_type(x0.dtype, x1.dtype)
+        diff = widen(x0) - widen(x1)  # float16: squares overflow from 256
+        return rounded_to((diff * diff).sum() / _batch_size(diff.shape), dtype)
 
     def _slope(self):
         """dy/dx0 = 2 (x0 - x1) / N (and dy/dx1 = -dy/dx0), broadcast shape."""
@@ -632,7 +646,7 @@ class MeanSquaredError(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        g = operands(gy)[0] * self._slope()
+        g = operands(gy)[0] * self._slope()  # elementwise: float16 as is
         gx0 = as_grad(g, x0) if x0.requires_grad else None
         gx1 = as_grad(-g, x1) if x1.requires_grad else None
         return gx0, gx1
@@ -668,24 +682,26 @@ class SoftmaxCrossEntropy(Function):
     def forward(self, x, t):
         xp = _xp(x)
         n = x.shape[0]
+        dtype, x = x.dtype, widen(x)
         m = x.max(axis=1, keepdims=True)
         z = x - m
         lse = xp.log(xp.exp(z).sum(axis=1, keepdims=True))
         loss = (lse.sum() - z[xp.arange(n), t].sum()) / n
         lse += m
         self.lse = lse  # (N, 1): softmax(x) = exp(x - lse) in the rules
-        return loss  # a scalar of x's dtype (float32 stays float32)
+        return rounded_to(loss, dtype)  # a scalar of x's dtype (float32 stays float32)
 
     def _slope(self):
         """dy/dx = (softmax(x) - onehot(t)) / N, shape (N, C)."""
         x, t = self.inputs
         n, c = x.shape
         a, = operands(x)
-        p = softmax(a) if isinstance(a, Variable) else _xp(a).exp(a - self.lse)
-        return (p - _one_hot(t.data, c, x.dtype, _xp(x.data))) * (1 / n)
+        p = softmax(a) if isinstance(a, Variable) else _xp(a).exp(widen(a) - self.lse)
+        return (p - _one_hot(t.data, c, p.dtype, _xp(x.data))) * (1 / n)
 
     def backward(self, gy):
-        return as_grad(operands(gy)[0] * self._slope(), self.inputs[0]), None
+        x = self.inputs[0]
+        return as_grad(rounded_to(operands(gy)[0] * self._slope(), x.dtype), x), None
 
     def jvp(self, dx, dt=None):
         return None if dx is None else sum(dx * self._slope())
@@ -732,10 +748,11 @@ class SigmoidCrossEntropy(Function):
 
     def forward(self, x, t):
         xp = _xp(x)
+        dtype, x, t = x.dtype, widen(x), widen(t)
         loss = xp.maximum(x, 0)
         loss -= x * t
         loss += xp.log1p(xp.exp(-xp.abs(x)))
-        return loss.sum() / _batch_size(x.shape)
+        return rounded_to(loss.sum() / _batch_size(x.shape), dtype)
 
     def _slope_x(self):
         """dy/dx = (sigmoid(x) - t) / N."""
@@ -880,8 +897,13 @@ class _Normalize(Function):
     __slots__ = ('axes', 'eps', 'center', 'pshape', 'xhat', 'inv_std')
 
     def _normalize(self, x):
-        """Raw forward: store xhat and r; return xhat, the mean (None if not centred) and var."""
+        """Raw forward: store xhat and r; return xhat, the mean (None if not centred) and var.
+
+        float16 is normalised in float32 (squared deviations overflow from 256): xhat, r
+        and the statistics are float32 then, and the callers round y to float16.
+        """
         xp = _xp(x)
+        x = widen(x)
         # sum * (1/n) rather than ndarray.mean, whose Python wrapper costs ~1.4 us a call (measured)
         inv_n = 1 / math.prod(x.shape[a] for a in self.axes)
         mu = x.sum(axis=self.axes, keepdims=True) * inv_n if self.center else None
@@ -891,13 +913,14 @@ class _Normalize(Function):
         self.xhat = xc * self.inv_std
         return self.xhat, mu, var
 
-    def _affine(self, xhat, gamma, beta):
+    def _affine(self, xhat, gamma, beta, dtype):
+        """y = xhat gamma + beta, in ``dtype`` (x's: a float16 x was normalised in float32)."""
         if gamma is None:
-            return xhat  # shared with the cache: ops never write into their inputs
+            return rounded_to(xhat, dtype)  # may share the cache: ops never write into inputs
         y = xhat * gamma.reshape(self.pshape)
         if beta is not None:
             y += beta.reshape(self.pshape)
-        return y
+        return rounded_to(y, dtype)
 
     def _stats(self):
         """(xhat, r): graph Variables built from x while recording, else the cached arrays."""
@@ -936,11 +959,11 @@ class _Normalize(Function):
     def backward(self, gy):
         x = self.inputs[0]
         xhat, inv_std = self._stats()
-        g = operands(gy)[0]
+        g, = _in_float32(operands(gy)[0])  # float16: the sums below in float32 (array path)
         gx = None
         if x.requires_grad:
             gxhat = g if len(self.inputs) == 1 else g * operands(self.inputs[1])[0].reshape(self.pshape)
-            gx = as_grad(self._dxhat_to_dx(gxhat, xhat, inv_std), x)
+            gx = as_grad(rounded_to(self._dxhat_to_dx(gxhat, xhat, inv_std), x.dtype), x)
         return (gx,) + self._param_grads(g, xhat)
 
     def jvp(self, dx, dgamma=None, dbeta=None):
@@ -959,10 +982,11 @@ class _Normalize(Function):
 
 
 def _sum_to_param(g, pshape, p):
-    """``g`` summed to ``pshape`` and shaped like the parameter ``p``: a gradient Variable."""
+    """``g`` summed to ``pshape`` and shaped like the parameter ``p``: a gradient Variable
+    (of ``p``'s dtype: a float16 parameter's gradient is summed in float32, then rounded)."""
     if isinstance(g, Variable):
         return reshape(sum_to(g, pshape), p.shape)
-    return Variable(_sum_to_array(g, pshape).reshape(p.shape))
+    return Variable(rounded_to(_sum_to_array(g, pshape).reshape(p.shape), p.dtype))
 
 
 class LayerNorm(_Normalize):
@@ -977,7 +1001,7 @@ class LayerNorm(_Normalize):
 
     def forward(self, x, gamma=None, beta=None):
         self.pshape = None if gamma is None else gamma.shape
-        return self._affine(self._normalize(x)[0], gamma, beta)
+        return self._affine(self._normalize(x)[0], gamma, beta, x.dtype)
 
 
 def _check_feature_param(fname, x, p, axis, what):
@@ -1060,7 +1084,7 @@ class BatchNorm(_Normalize):
             self.inv_std = (1 / xp.sqrt(self.var + self.eps)).astype(x.dtype, copy=False).reshape(self.pshape)
             xhat = (x - self.mean.reshape(self.pshape)) * self.inv_std
             self.xhat = xhat
-        return self._affine(xhat, gamma, beta)
+        return self._affine(xhat, gamma, beta, x.dtype)
 
     def _rebuild_stats(self):
         if self.train:

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.array_utils import max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
+from dezero_kr.array_utils import array_sum, max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
 from dezero_kr.core import Config, Function, Variable, _plain_array, array_types, as_array, as_variable
 
 
@@ -682,7 +682,7 @@ class Sum(Function):
         self.keepdims = keepdims
 
     def forward(self, x):
-        return x.sum(axis=self.axis, keepdims=self.keepdims)
+        return array_sum(x, self.axis, self.keepdims)
 
     def backward(self, gy):
         x_shape = self.inputs[0].data.shape
@@ -696,8 +696,8 @@ class Sum(Function):
 def sum(x, axis=None, keepdims=False):
     """Sum of the elements over ``axis`` (None: all; an int or a tuple), as
     ``np.sum``; ``keepdims`` keeps the reduced axes as length 1.  dtype as NumPy's
-    sum (float32 stays float32).  dL/dx = gy broadcast back to x.shape.  A bad
-    axis is NumPy's AxisError."""
+    sum (float32 stays float32; float16 is accumulated in float32, then rounded).
+    dL/dx = gy broadcast back to x.shape.  A bad axis is NumPy's AxisError."""
     return Sum(axis, keepdims)(x)
 
 

@@ -3,6 +3,8 @@ read-only parameters, ndarray subclasses, float16 and causal attention with T_q 
 
 (Threads are in tests/test_threads.py, NaN routing in tests/test_conventions.py.)
 """
+import zlib
+
 import numpy as np
 import pytest
 
@@ -144,3 +146,89 @@ def test_causal_attention_with_fewer_queries_equals_the_last_rows_of_full_attent
     # more queries than keys: the first rows see nothing and give 0, not nan
     y = F.scaled_dot_product_attention(np.zeros((3, 1)), np.zeros((2, 1)), np.eye(2), causal=True)
     np.testing.assert_array_equal(y.data, [[0.0, 0.0], [1.0, 0.0], [0.5, 0.5]])
+
+
+# =============================================================================
+# float16: computed in float32 and rounded once, as PyTorch's CPU kernels
+# =============================================================================
+# The reference is the same function in float64 on the same float16 inputs (and seed), its
+# results rounded to float16.  Values must be within one float16 unit in the last place of
+# the reference, element by element; gradients within 8 units in the last place of the
+# largest reference gradient (the rules read the output that forward rounded to float16,
+# as PyTorch's do).  Before the fix each case marked "was" failed as said.
+_rng = np.random.default_rng(23)
+
+
+def _h(a):
+    return np.asarray(a, dtype=np.float16)
+
+
+def _n(*shape):
+    return _rng.standard_normal(shape)
+
+
+_LABELS = _rng.integers(0, 5, 8)
+_BITS = (_rng.random((8, 4)) > 0.5).astype(np.int32)
+FLOAT16_CASES = [
+    # name, function, float16 inputs
+    ('sum-axis-0', lambda x: F.sum(x, axis=0), [_h(np.ones((4096, 3)))]),  # was 2048, not 4096
+    ('average', lambda x: F.average(x, axis=0), [_h(np.full((4096, 3), 0.1))]),  # was 0.05
+    ('broadcast-gradient', lambda x, y: x * y, [_h(_n(1, 3)), _h(np.ones((4096, 3)))]),  # was 2048
+    ('layer_norm', F.layer_norm, [_h(1000 + 300 * _n(4, 64)), _h(1 + 0.1 * _n(64)), _h(_n(64))]),  # nan
+    ('layer_norm-no-affine', F.layer_norm, [_h(1000 + 300 * _n(4, 64))]),  # was nan
+    ('rms_norm', F.rms_norm, [_h(1000 + 300 * _n(4, 64)), _h(1 + 0.1 * _n(64))]),  # was all zeros
+    ('batch_norm', lambda x, g, b: F.batch_norm(x, g, b, np.zeros(16, x.dtype), np.ones(16, x.dtype)),
+     [_h(1000 + 300 * _n(32, 16)), _h(1 + 0.1 * _n(16)), _h(_n(16))]),  # was zeros
+    ('gelu', F.gelu, [_h(np.r_[3 * _n(20), 100, -100, 150, -300, 1000, -2000, 60000])]),  # grad nan
+    ('softmax-70000', F.softmax, [_h(np.zeros((2, 70000)))]),  # was all zeros
+    ('softmax-70000-axis-0', lambda x: F.softmax(x, axis=0), [_h(0.1 * _n(70000, 2))]),  # was zeros
+    ('log_softmax-70000', F.log_softmax, [_h(np.zeros((2, 70000)))]),  # was -inf
+    ('mean_squared_error', F.mean_squared_error, [_h(150 * _n(64)), _h(np.zeros(64))]),  # was inf
+    ('softmax_cross_entropy', lambda x: F.softmax_cross_entropy(x, _LABELS),
+     [_h(100 * _n(8, 5))]),  # the gradient was 40 units in the last place off
+    ('sigmoid_cross_entropy', lambda x: F.sigmoid_cross_entropy(x, _BITS), [_h(100 * _n(8, 4))]),
+    ('binary_cross_entropy', lambda p: F.binary_cross_entropy(p, _BITS), [_h(_rng.random((8, 4)))]),
+    ('cross_entropy', lambda p: F.cross_entropy(p, _LABELS), [_h(_rng.random((8, 5)))]),
+    ('softmax', F.softmax, [_h(5 * _n(4, 10))]),  # the gradient was 10 units off
+    ('sigmoid', F.sigmoid, [_h(10 * _n(50))]),  # was 0 for x < -8 (sigmoid(-13) = 1.8e-6)
+    ('tanh', F.tanh, [_h(3 * _n(50))]),
+    ('exp', F.exp, [_h(3 * _n(50))]),
+    ('relu', F.relu, [_h(1000 * _n(50))]),
+]
+
+
+def _run(fn, arrays, dtype, gy):
+    vs = [Variable(a.astype(dtype)) for a in arrays]
+    y = fn(*vs)
+    y.grad = Variable(gy.astype(dtype))
+    y.backward()
+    return y.data, [v.grad.data for v in vs]
+
+
+@pytest.mark.parametrize('name, fn, arrays', FLOAT16_CASES, ids=[c[0] for c in FLOAT16_CASES])
+def test_float16_values_and_gradients_match_float64_rounded_to_float16(name, fn, arrays):
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # the same seed whatever runs first
+    gy = _h(rng.standard_normal(np.shape(fn(*[Variable(a) for a in arrays]).data)))
+    y, grads = _run(fn, arrays, np.float16, gy)
+    ref_y, ref_grads = _run(fn, arrays, np.float64, gy)
+    assert y.dtype == np.float16 and all(g.dtype == np.float16 for g in grads)
+    ref_y = _h(ref_y).astype(np.float64)
+    assert np.isfinite(ref_y).all()
+    err = np.abs(y.astype(np.float64) - ref_y)
+    assert (err <= np.spacing(_h(np.abs(ref_y))).astype(np.float64)).all(), f'{name}: {err.max()}'
+    for g, ref in zip(grads, ref_grads):
+        ref = _h(ref).astype(np.float64)
+        assert np.isfinite(ref).all() and np.isfinite(g).all()
+        bound = 8 * float(np.spacing(_h(np.abs(ref).max())))
+        assert np.abs(g.astype(np.float64) - ref).max() <= bound, name
+
+
+def test_float16_batch_norm_running_statistics_are_computed_in_float32():
+    bn = L.BatchNorm()
+    x = _h(1000 + 300 * _n(32, 16))
+    bn(x)
+    ref = L.BatchNorm()
+    ref(x.astype(np.float64))
+    assert bn.avg_mean.dtype == np.float16
+    np.testing.assert_array_equal(bn.avg_mean.data, _h(ref.avg_mean.data))
+    np.testing.assert_allclose(bn.avg_var.data, ref.avg_var.data, rtol=2 ** -10)  # was inf
