@@ -8,6 +8,7 @@ other runs (on the engine before issue 11 each of these tests fails).
 """
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -393,3 +394,35 @@ def test_batch_norm_running_statistics_are_updated_whole_under_threads(switch_of
         run_threads(work, work)
         np.testing.assert_array_equal(bn.avg_mean.data, expected.avg_mean.data)
         np.testing.assert_array_equal(bn.avg_var.data, expected.avg_var.data)
+
+
+@pytest.mark.parametrize('make, x', [
+    (lambda: L.Linear(3), np.ones((2, 4), np.float32)),
+    (lambda: L.Conv2d(2, 3), np.ones((1, 2, 5, 5), np.float32)),
+    (lambda: L.LayerNorm(), np.ones((2, 4), np.float32)),
+    (lambda: L.BatchNorm(), np.ones((2, 4), np.float32)),
+], ids=['Linear', 'Conv2d', 'LayerNorm', 'BatchNorm'])
+def test_a_lazy_layer_called_first_from_two_threads_creates_its_parameters_once(make, x, monkeypatch):
+    # Before: both threads saw W = None and each drew its own W; the first thread's output
+    # came from a W the layer no longer had.  xp.full / ones / randn are slowed down so
+    # that the second thread arrives while the first one is creating the parameters.
+    layer = make()
+    created = []
+    real_full, real_ones, real_randn = np.full, np.ones, np.random.randn
+
+    def slow(real):
+        def make_array(*args, **kwargs):
+            created.append(threading.get_ident())
+            time.sleep(0.2)  # the other thread runs into forward now
+            return real(*args, **kwargs)
+        return make_array
+
+    monkeypatch.setattr(np, 'full', slow(real_full))
+    monkeypatch.setattr(np, 'ones', slow(real_ones))
+    monkeypatch.setattr(np.random, 'randn', slow(real_randn))
+    outputs = []
+    run_threads(*[lambda: outputs.append(layer(x).data)] * 2)
+    monkeypatch.undo()
+    assert len(set(created)) == 1, 'two threads created parameters'
+    np.testing.assert_array_equal(outputs[0], outputs[1])
+    np.testing.assert_array_equal(outputs[0], layer(x).data)
