@@ -450,8 +450,8 @@ class ScaledDotProductAttention(Function):
         self.scale = scale
 
     def forward(self, q, k, v):
-        y, self.p = _attend(q, k, v, self.hidden, self.scale)
-        return y
+        y, self.p = _attend(widen(q), widen(k), widen(v), self.hidden, self.scale)  # float16: float32
+        return rounded_to(y, np.result_type(q, k, v))
 
     def _operands(self):
         """(q, k, v, P): Variables and a differentiable P while recording, else arrays and the cached P."""
@@ -460,8 +460,8 @@ class ScaledDotProductAttention(Function):
 
     def backward(self, gy):
         q, k, v, p = self._operands()
-        grads = _attention_vjp(q, k, v, p, operands(gy)[0], self.scale)
-        return tuple(as_grad(g, x) for g, x in zip(grads, self.inputs))
+        grads = _attention_vjp(*_in_float32(q, k, v, p, operands(gy)[0]), self.scale)
+        return tuple(as_grad(rounded_to(g, x.dtype), x) for g, x in zip(grads, self.inputs))
 
     def jvp(self, dq, dk, dv):
         q, k, v, p = self._operands()
@@ -505,9 +505,9 @@ class MultiHeadAttention(Function):
         self.scale = scale
 
     def forward(self, qkv):
-        q, k, v = _split_heads(qkv, self.n_head)
+        q, k, v = _split_heads(widen(qkv), self.n_head)  # float16: computed in float32
         y, self.p = _attend(q, k, v, self.hidden, self.scale)
-        return _merge_heads(y)
+        return rounded_to(_merge_heads(y), qkv.dtype)
 
     def _operands(self):
         """(q, k, v, P) of the heads: as ``ScaledDotProductAttention._operands``."""
@@ -518,7 +518,8 @@ class MultiHeadAttention(Function):
         q, k, v, p = self._operands()
         g, = operands(gy)
         if not isinstance(g, Variable):
-            return Variable(_attention_vjp_packed(q, k, v, p, g, self.n_head, self.scale))
+            gqkv = _attention_vjp_packed(*_in_float32(q, k, v, p, g), self.n_head, self.scale)
+            return Variable(rounded_to(gqkv, self.inputs[0].dtype))
         B, T, C = g.shape
         grads = _attention_vjp(q, k, v, p, _heads_view(g, self.n_head), self.scale)
         return as_grad(stack(grads).transpose((1, 3, 0, 2, 4)).reshape((B, T, 3 * C)), self.inputs[0])
