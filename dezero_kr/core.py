@@ -216,7 +216,9 @@ class Variable:
     topological depth that orders the reverse pass.
 
     ``Variable(data, name=None)`` raises TypeError unless ``data`` is an
-    ndarray or None (a number or a list says how to wrap it).
+    ndarray or None (a number or a list says how to wrap it).  An ndarray
+    subclass is kept as a plain ndarray view (``np.matrix``'s ``*`` would be a
+    matrix product); a masked array is a TypeError (see ``_plain_array``).
     """
     # Four slots keep a Variable at 64 bytes: ``name`` (rarely set) lives in a
     # side table and ``generation`` is derived from ``creator``.

@@ -749,7 +749,7 @@ class SigmoidCrossEntropy(Function):
 
     def forward(self, x, t):
         xp = _xp(x)
-        dtype, x, t = x.dtype, widen(x), widen(t)
+        dtype, x, t = np.result_type(x.dtype, t.dtype), widen(x), widen(t)
         loss = xp.maximum(x, 0)
         loss -= x * t
         loss += xp.log1p(xp.exp(-xp.abs(x)))
@@ -914,8 +914,11 @@ class _Normalize(Function):
         self.xhat = xc * self.inv_std
         return self.xhat, mu, var
 
-    def _affine(self, xhat, gamma, beta, dtype):
-        """y = xhat gamma + beta, in ``dtype`` (x's: a float16 x was normalised in float32)."""
+    def _affine(self, xhat, gamma, beta, x):
+        """y = xhat gamma + beta, in NumPy's result dtype of x, gamma and beta (a float16 x
+        was normalised in float32: y is rounded to float16 once, here)."""
+        dtype = x.dtype if gamma is None else np.result_type(
+            x.dtype, gamma.dtype, *(() if beta is None else (beta.dtype,)))
         if gamma is None:
             return rounded_to(xhat, dtype)  # may share the cache: ops never write into inputs
         y = xhat * gamma.reshape(self.pshape)
@@ -1002,7 +1005,7 @@ class LayerNorm(_Normalize):
 
     def forward(self, x, gamma=None, beta=None):
         self.pshape = None if gamma is None else gamma.shape
-        return self._affine(self._normalize(x)[0], gamma, beta, x.dtype)
+        return self._affine(self._normalize(x)[0], gamma, beta, x)
 
 
 def _check_feature_param(fname, x, p, axis, what):
@@ -1085,7 +1088,7 @@ class BatchNorm(_Normalize):
             self.inv_std = (1 / xp.sqrt(self.var + self.eps)).astype(x.dtype, copy=False).reshape(self.pshape)
             xhat = (x - self.mean.reshape(self.pshape)) * self.inv_std
             self.xhat = xhat
-        return self._affine(xhat, gamma, beta, x.dtype)
+        return self._affine(xhat, gamma, beta, x)
 
     def _rebuild_stats(self):
         if self.train:
