@@ -5,6 +5,9 @@ levels) and backprop's own switch belong to the thread that sets them; a new
 thread starts from the defaults.  Every scenario makes the threads overlap for
 certain: a ``threading.Barrier`` holds one thread inside its mode while the
 other runs (on the engine before issue 11 each of these tests fails).
+
+State that threads share (issue 23): a leaf's gradient, BatchNorm's running statistics and a
+lazy layer's parameters are updated whole, under ``core.state_lock``.
 """
 import sys
 import threading
