@@ -17,6 +17,35 @@ def normalize_axis(axis, ndim):
     return tuple(sorted(a % ndim if ndim else a for a in axis))
 
 
+# =============================================================================
+# float16: computed in float32, rounded once (the policy of the whole library)
+# =============================================================================
+# float16 keeps 11 significant bits and tops out at 65504: summed in float16, a total stops
+# growing at 2048 (2048 + 1 rounds to 2048), squares overflow from 256, exp from 11.1.
+# So, as PyTorch's CPU kernels, every reduction, normalisation, softmax, loss and GELU
+# takes float16 in, computes in float32 and rounds its result to float16 once.  These
+# helpers are that policy; for any other dtype they hand the array back untouched.
+def widen(a):
+    """``a`` as float32 if it is float16 (a copy), else ``a`` itself (no copy)."""
+    return a.astype(np.float32) if a.dtype.char == 'e' else a
+
+
+def rounded_to(a, dtype):
+    """``a`` cast to ``dtype`` (the float32 result of a float16 op back to float16); ``a``
+    itself when it has that dtype already (a Variable on a recorded path always has)."""
+    if a.dtype == dtype:
+        return a
+    return a.astype(dtype)
+
+
+def array_sum(x, axis=None, keepdims=False):
+    """``x.sum(axis, keepdims)``; a float16 ``x`` is accumulated in float32 and the sum
+    rounded to float16 once (NumPy would add in float16 along a strided axis)."""
+    if x.dtype.char == 'e':
+        return x.sum(axis=axis, keepdims=keepdims, dtype=np.float32).astype(np.float16)
+    return x.sum(axis=axis, keepdims=keepdims)
+
+
 def sum_to(x, shape):
     """Sum the array ``x`` down to ``shape`` (the inverse of broadcasting).
 
@@ -33,7 +62,7 @@ def sum_to(x, shape):
         raise ValueError(f'sum_to: cannot sum shape {x.shape} to shape {shape}')
     lead_axis = tuple(range(lead))
     axis = tuple(i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
-    y = x.sum(lead_axis + axis, keepdims=True)
+    y = array_sum(x, lead_axis + axis, keepdims=True)
     if lead > 0:
         y = y.reshape(y.shape[lead:])
     return y
@@ -61,13 +90,15 @@ def max_backward_shape(x, axis):
 
 
 def logsumexp(x, axis=1):
-    """``log(sum(exp(x), axis, keepdims=True))`` without overflow (max shift)."""
+    """``log(sum(exp(x), axis, keepdims=True))`` without overflow (max shift); float16 is
+    computed in float32 and rounded (see ``widen``)."""
     xp = cuda.get_array_module(x)
+    dtype, x = x.dtype, widen(x)
     m = x.max(axis=axis, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)  # an all -inf row stays -inf, not nan
     s = xp.exp(x - m).sum(axis=axis, keepdims=True)
     with np.errstate(divide='ignore'):  # log(0) = -inf is the right answer here
-        return xp.log(s) + m
+        return rounded_to(xp.log(s) + m, dtype)
 
 
 def pair(x):

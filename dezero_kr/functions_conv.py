@@ -159,10 +159,19 @@ def col2im_array(col, img_shape, kernel_size, stride, pad, to_matrix=True):
     return xp.ascontiguousarray(img[:, :, PH:PH + H, PW:PW + W])
 
 
+def _is_max(v, y):
+    return v == y
+
+
+def _is_max_or_both_nan(v, y):
+    xp = cuda.get_array_module(v)
+    return (v == y) | (xp.isnan(v) & xp.isnan(y))
+
+
 def _max_pool_array(x, kernel, stride, pad, with_positions):
     """Max over each window of zero-padded ``x``: y (N, C, OH, OW) and, if asked,
     the flat index into the padded image of each window's first maximum (row-major
-    in the window, as ``argmax``)."""
+    in the window, as ``argmax``; NaN counts as the maximum, as in ``np.argmax``)."""
     xp = cuda.get_array_module(x)
     N, C, H, W = x.shape
     out_hw = _out_hw('pooling', (H, W), kernel, stride, pad)
@@ -175,12 +184,14 @@ def _max_pool_array(x, kernel, stride, pad, with_positions):
     if not with_positions:
         return y, None
     Hp, Wp = xpad.shape[2:]
+    # NaN is the maximum (np.max, PyTorch): a window with a NaN takes its first NaN.
+    wins = _is_max if x.dtype.kind != 'f' or not xp.isnan(y).any() else _is_max_or_both_nan
     # Window k wins where it equals the max and no earlier window did
     # (boolean arithmetic: masked assignment is an order of magnitude slower in NumPy).
-    taken = col[:, :, 0] == y
+    taken = wins(col[:, :, 0], y)
     offset = xp.zeros(y.shape, dtype=np.int32)
     for k in range(1, KH * KW):
-        first = col[:, :, k] == y
+        first = wins(col[:, :, k], y)
         first &= ~taken
         taken |= first
         offset += first * np.int32((k // KW) * Wp + k % KW)
@@ -441,7 +452,8 @@ class _MaxPoolingBase(Function):
 class Pooling(_MaxPoolingBase):
     """Max pooling: y[n, c, oh, ow] = max of the KHxKW window at (oh*SH, ow*SW) of zero-padded x.
 
-    dL/dx = gy added at each window's (first) maximum: ``Pooling2DGrad``.
+    dL/dx = gy added at each window's (first) maximum: ``Pooling2DGrad``.  A window
+    holding a NaN has y = NaN and routes to its first NaN (NaN is the maximum).
     """
     __slots__ = ()
 

@@ -261,28 +261,36 @@ def _as_operand(x, like):
 
 class Maximum(BinaryMasking):
     """y = maximum(x0, x1) (broadcasting).  The larger input gets gy; a tie splits it in half:
-    dL/dx0 = sum_to(gy * w0), dL/dx1 = sum_to(gy * (1 - w0)), w0 = [x0 > x1] + [x0 == x1] / 2."""
+    dL/dx0 = sum_to(gy * w0), dL/dx1 = sum_to(gy * (1 - w0)), w0 = [x0 > x1] + [x0 == x1] / 2.
+    NaN wins (y is NaN, as NumPy): a NaN against a number gets all of gy, two NaNs a half each."""
     __slots__ = ()
 
     def forward(self, x0, x1):
         return _xp(x0).maximum(x0, x1)
 
+    def _wins(self, x0, x1):
+        return x0 > x1
+
     def _slopes(self, x0, x1):
-        dtype = self.outputs[0]().data.dtype
-        w0 = (x0 > x1).astype(dtype) + 0.5 * (x0 == x1).astype(dtype)
+        y = self.outputs[0]().data
+        dtype = y.dtype
+        w0 = self._wins(x0, x1).astype(dtype) + 0.5 * (x0 == x1).astype(dtype)
+        if dtype.kind in 'fc' and _xp(y).isnan(y).any():
+            xp = _xp(y)
+            nan0, nan1 = xp.isnan(x0), xp.isnan(x1)
+            w0 = xp.where(nan0 | nan1, nan0.astype(dtype) - 0.5 * (nan0 & nan1), w0)
         return w0, 1 - w0
 
 
 class Minimum(Maximum):
-    """y = minimum(x0, x1); the smaller input gets gy; a tie splits it in half."""
+    """y = minimum(x0, x1); the smaller input gets gy; a tie splits it in half; NaN wins."""
     __slots__ = ()
 
     def forward(self, x0, x1):
         return _xp(x0).minimum(x0, x1)
 
-    def _slopes(self, x0, x1):
-        w1, w0 = super()._slopes(x0, x1)  # x0 smaller <=> x1 larger
-        return w0, w1
+    def _wins(self, x0, x1):
+        return x0 < x1
 
 
 def maximum(x0, x1):

@@ -30,14 +30,22 @@ import warnings
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.array_utils import sum_to as _sum_to_array
-from dezero_kr.core import Config, Function, Variable, as_variable
+from dezero_kr.array_utils import rounded_to, sum_to as _sum_to_array, widen
+from dezero_kr.core import Config, Function, Variable, as_variable, state_lock
 from dezero_kr.operators import (Elementwise, add_tangents, as_grad, broadcast_to, cached_or_rebuilt,
                                  get_item, matmul, operands, reshape, sum, sum_to)
 from dezero_kr.functions_math import Masking, clip, exp, log, mean, stack, tanh
 
 
 _xp = cuda.get_array_module  # numpy, or cupy for CuPy arrays
+
+
+def _in_float32(*operands_):
+    """A rule's array operands with float16 widened to float32 (``array_utils.widen``: the
+    library's float16 policy); Variables (a recorded or forward-mode rule) as they are."""
+    if any(isinstance(a, Variable) for a in operands_):
+        return operands_
+    return tuple([widen(a) for a in operands_])
 
 
 # =============================================================================
@@ -89,13 +97,14 @@ def _one_hot(t, n_classes, dtype, xp):
 # Activations
 # =============================================================================
 def _sigmoid_array(x):
-    """The raw sigmoid of an array: 0.5 tanh(0.5 x) + 0.5, in one fresh array."""
+    """The raw sigmoid of an array: 0.5 tanh(0.5 x) + 0.5, in one fresh array (float16 in
+    float32: tanh rounds to -1 in float16 from x = -8, where y is still 3e-4)."""
     xp = _xp(x)
-    y = xp.asarray(x * 0.5)  # a 0-d input gives a NumPy scalar: make it an array for out=
+    y = xp.asarray(widen(x) * 0.5)  # a 0-d input gives a NumPy scalar: make it an array for out=
     xp.tanh(y, out=y)
     y *= 0.5
     y += 0.5
-    return y
+    return rounded_to(y, x.dtype)
 
 
 class Sigmoid(Elementwise):
@@ -178,6 +187,7 @@ class GELU(Elementwise):
 
     def forward(self, x):
         xp = _xp(x)
+        dtype, x = x.dtype, widen(x)  # float16: x^3 overflows from |x| = 40
         u = x * x
         u *= _GELU_A
         u += 1
@@ -187,11 +197,11 @@ class GELU(Elementwise):
         xp.add(t, 1, out=u)
         u *= x
         u *= 0.5
-        return u
+        return rounded_to(u, dtype)
 
     def _slope(self, x, y):
         if not isinstance(x, Variable):
-            return _gelu_slope_in_place(x, self.t)
+            return rounded_to(_gelu_slope_in_place(widen(x), self.t), x.dtype)
         t = tanh(_GELU_C * (x + _GELU_A * x * x * x))
         return 0.5 * (1 + t) + (0.5 * _GELU_C) * x * (1 - t * t) * (1 + (3 * _GELU_A) * x * x)
 
@@ -251,16 +261,17 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, x):
-        y = _shift_by_max(x, self.axis)[0]
+        y = _shift_by_max(widen(x), self.axis)[0]
         _xp(x).exp(y, out=y)
         y /= _sum_exp(y, self.axis)
-        return y
+        return rounded_to(y, x.dtype)
 
     def _jacobian_times(self, g):
         """J g = y * (g - sum(g * y, axis)) for the (symmetric) softmax Jacobian J."""
-        y, = operands(self.outputs[0]())
+        dtype = g.dtype
+        y, g = _in_float32(operands(self.outputs[0]())[0], g)
         yg = y * g
-        return yg - y * yg.sum(axis=self.axis, keepdims=True)
+        return rounded_to(yg - y * yg.sum(axis=self.axis, keepdims=True), dtype)
 
     def backward(self, gy):
         return as_grad(self._jacobian_times(operands(gy)[0]), self.inputs[0])
@@ -295,18 +306,20 @@ class LogSoftmax(Function):
 
     def forward(self, x):
         xp = _xp(x)
-        y = _shift_by_max(x, self.axis)[0]
+        y = _shift_by_max(widen(x), self.axis)[0]
         y -= xp.log(_sum_exp(xp.exp(y), self.axis))
-        return y
+        return rounded_to(y, x.dtype)
 
     def _p(self):
         """softmax(x) = exp(y)."""
         y, = operands(self.outputs[0]())
-        return exp(y) if isinstance(y, Variable) else _xp(y).exp(y)
+        return exp(y) if isinstance(y, Variable) else _xp(y).exp(widen(y))
 
     def backward(self, gy):
         g, = operands(gy)
-        return as_grad(g - self._p() * g.sum(axis=self.axis, keepdims=True), self.inputs[0])
+        dtype = g.dtype
+        g, p = _in_float32(g, self._p())
+        return as_grad(rounded_to(g - p * g.sum(axis=self.axis, keepdims=True), dtype), self.inputs[0])
 
     def jvp(self, dx):
         return dx - sum(self._p() * dx, self.axis, keepdims=True)
@@ -353,7 +366,14 @@ def masked_fill(x, mask, value):
 
 
 def causal_mask(t_q, t_k=None, xp=np):
-    """Bool ``(t_q, t_k)`` mask, True above the (bottom-right aligned) diagonal: future keys."""
+    """Bool ``(t_q, t_k)`` mask, True above the (bottom-right aligned) diagonal: future keys.
+
+    Query i sits at position ``t_k - t_q + i`` of the key sequence (the queries
+    are its last ``t_q`` positions, as when decoding with a KV cache) and sees
+    keys ``0 .. t_k - t_q + i``.  PyTorch's ``is_causal=True`` aligns top-left
+    instead (query i sees keys ``0 .. i``); the two agree when ``t_q == t_k``.
+    With ``t_q > t_k`` the first ``t_q - t_k`` rows hide every key (their output is 0).
+    """
     t_k = t_q if t_k is None else t_k
     return xp.triu(xp.ones((t_q, t_k), dtype=bool), k=t_k - t_q + 1)
 
@@ -430,8 +450,8 @@ class ScaledDotProductAttention(Function):
         self.scale = scale
 
     def forward(self, q, k, v):
-        y, self.p = _attend(q, k, v, self.hidden, self.scale)
-        return y
+        y, self.p = _attend(widen(q), widen(k), widen(v), self.hidden, self.scale)  # float16: float32
+        return rounded_to(y, np.result_type(q, k, v))
 
     def _operands(self):
         """(q, k, v, P): Variables and a differentiable P while recording, else arrays and the cached P."""
@@ -440,8 +460,8 @@ class ScaledDotProductAttention(Function):
 
     def backward(self, gy):
         q, k, v, p = self._operands()
-        grads = _attention_vjp(q, k, v, p, operands(gy)[0], self.scale)
-        return tuple(as_grad(g, x) for g, x in zip(grads, self.inputs))
+        grads = _attention_vjp(*_in_float32(q, k, v, p, operands(gy)[0]), self.scale)
+        return tuple(as_grad(rounded_to(g, x.dtype), x) for g, x in zip(grads, self.inputs))
 
     def jvp(self, dq, dk, dv):
         q, k, v, p = self._operands()
@@ -485,9 +505,9 @@ class MultiHeadAttention(Function):
         self.scale = scale
 
     def forward(self, qkv):
-        q, k, v = _split_heads(qkv, self.n_head)
+        q, k, v = _split_heads(widen(qkv), self.n_head)  # float16: computed in float32
         y, self.p = _attend(q, k, v, self.hidden, self.scale)
-        return _merge_heads(y)
+        return rounded_to(_merge_heads(y), qkv.dtype)
 
     def _operands(self):
         """(q, k, v, P) of the heads: as ``ScaledDotProductAttention._operands``."""
@@ -498,7 +518,8 @@ class MultiHeadAttention(Function):
         q, k, v, p = self._operands()
         g, = operands(gy)
         if not isinstance(g, Variable):
-            return Variable(_attention_vjp_packed(q, k, v, p, g, self.n_head, self.scale))
+            gqkv = _attention_vjp_packed(*_in_float32(q, k, v, p, g), self.n_head, self.scale)
+            return Variable(rounded_to(gqkv, self.inputs[0].dtype))
         B, T, C = g.shape
         grads = _attention_vjp(q, k, v, p, _heads_view(g, self.n_head), self.scale)
         return as_grad(stack(grads).transpose((1, 3, 0, 2, 4)).reshape((B, T, 3 * C)), self.inputs[0])
@@ -548,8 +569,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal=False):
 
     q ``(..., Tq, d)``, k ``(..., Tk, d)``, v ``(..., Tk, dv)`` -> ``(..., Tq, dv)``.
     ``mask``: bool array broadcastable to ``(..., Tq, Tk)``, True = not attended.
-    ``causal=True`` hides future keys.  Masked scores are ``-inf``, so they get
-    exactly zero weight and no gradient.
+    ``causal=True`` hides future keys, aligned bottom-right when ``Tq != Tk`` (the
+    queries are the last Tq positions, as with a KV cache; see ``causal_mask``;
+    PyTorch's ``is_causal`` aligns top-left).  Masked scores are ``-inf``, so they get
+    exactly zero weight and no gradient; a row with every key hidden gives 0.
     """
     q, k, v = as_variable(q), as_variable(k), as_variable(v)
     xp = _xp(q.data)
@@ -577,9 +600,13 @@ def multi_head_attention(qkv, n_head, causal=False):
 
     The same as splitting qkv into q, k, v (columns 0:C, C:2C, 2C:3C), each into
     heads ``(B, H, T, C / H)``, calling ``scaled_dot_product_attention(q, k, v,
-    causal=causal)`` and putting the heads side by side again; one op.
+    causal=causal)`` and putting the heads side by side again; one op.  ``n_head``
+    not a positive int, or a width not divisible by ``3 n_head``: ValueError.
     """
     qkv = as_variable(qkv)
+    if (isinstance(n_head, (bool, np.bool_)) or not isinstance(n_head, numbers.Integral)
+            or n_head < 1):
+        raise ValueError(f'multi_head_attention: n_head must be a positive int, got {n_head!r}')
     if qkv.ndim != 3 or qkv.shape[-1] % (3 * n_head):
         raise ValueError(f'multi_head_attention: qkv must have shape (B, T, 3C) with C divisible by '
                          f'n_head={n_head}, got {qkv.shape}')
@@ -608,8 +635,9 @@ class MeanSquaredError(Function):
     __slots__ = ()
 
     def forward(self, x0, x1):
-        diff = x0 - x1
-        return (diff * diff).sum() / _batch_size(diff.shape)
+        dtype = np.result_type(x0.dtype, x1.dtype)
+        diff = widen(x0) - widen(x1)  # float16: squares overflow from 256
+        return rounded_to((diff * diff).sum() / _batch_size(diff.shape), dtype)
 
     def _slope(self):
         """dy/dx0 = 2 (x0 - x1) / N (and dy/dx1 = -dy/dx0), broadcast shape."""
@@ -619,7 +647,7 @@ class MeanSquaredError(Function):
 
     def backward(self, gy):
         x0, x1 = self.inputs
-        g = operands(gy)[0] * self._slope()
+        g = operands(gy)[0] * self._slope()  # elementwise: float16 as is
         gx0 = as_grad(g, x0) if x0.requires_grad else None
         gx1 = as_grad(-g, x1) if x1.requires_grad else None
         return gx0, gx1
@@ -655,24 +683,26 @@ class SoftmaxCrossEntropy(Function):
     def forward(self, x, t):
         xp = _xp(x)
         n = x.shape[0]
+        dtype, x = x.dtype, widen(x)
         m = x.max(axis=1, keepdims=True)
         z = x - m
         lse = xp.log(xp.exp(z).sum(axis=1, keepdims=True))
         loss = (lse.sum() - z[xp.arange(n), t].sum()) / n
         lse += m
         self.lse = lse  # (N, 1): softmax(x) = exp(x - lse) in the rules
-        return loss  # a scalar of x's dtype (float32 stays float32)
+        return rounded_to(loss, dtype)  # a scalar of x's dtype (float32 stays float32)
 
     def _slope(self):
         """dy/dx = (softmax(x) - onehot(t)) / N, shape (N, C)."""
         x, t = self.inputs
         n, c = x.shape
         a, = operands(x)
-        p = softmax(a) if isinstance(a, Variable) else _xp(a).exp(a - self.lse)
-        return (p - _one_hot(t.data, c, x.dtype, _xp(x.data))) * (1 / n)
+        p = softmax(a) if isinstance(a, Variable) else _xp(a).exp(widen(a) - self.lse)
+        return (p - _one_hot(t.data, c, p.dtype, _xp(x.data))) * (1 / n)
 
     def backward(self, gy):
-        return as_grad(operands(gy)[0] * self._slope(), self.inputs[0]), None
+        x = self.inputs[0]
+        return as_grad(rounded_to(operands(gy)[0] * self._slope(), x.dtype), x), None
 
     def jvp(self, dx, dt=None):
         return None if dx is None else sum(dx * self._slope())
@@ -719,10 +749,11 @@ class SigmoidCrossEntropy(Function):
 
     def forward(self, x, t):
         xp = _xp(x)
+        dtype, x, t = np.result_type(x.dtype, t.dtype), widen(x), widen(t)
         loss = xp.maximum(x, 0)
         loss -= x * t
         loss += xp.log1p(xp.exp(-xp.abs(x)))
-        return loss.sum() / _batch_size(x.shape)
+        return rounded_to(loss.sum() / _batch_size(x.shape), dtype)
 
     def _slope_x(self):
         """dy/dx = (sigmoid(x) - t) / N."""
@@ -867,8 +898,13 @@ class _Normalize(Function):
     __slots__ = ('axes', 'eps', 'center', 'pshape', 'xhat', 'inv_std')
 
     def _normalize(self, x):
-        """Raw forward: store xhat and r; return xhat, the mean (None if not centred) and var."""
+        """Raw forward: store xhat and r; return xhat, the mean (None if not centred) and var.
+
+        float16 is normalised in float32 (squared deviations overflow from 256): xhat, r
+        and the statistics are float32 then, and the callers round y to float16.
+        """
         xp = _xp(x)
+        x = widen(x)
         # sum * (1/n) rather than ndarray.mean, whose Python wrapper costs ~1.4 us a call (measured)
         inv_n = 1 / math.prod(x.shape[a] for a in self.axes)
         mu = x.sum(axis=self.axes, keepdims=True) * inv_n if self.center else None
@@ -878,13 +914,17 @@ class _Normalize(Function):
         self.xhat = xc * self.inv_std
         return self.xhat, mu, var
 
-    def _affine(self, xhat, gamma, beta):
+    def _affine(self, xhat, gamma, beta, x):
+        """y = xhat gamma + beta, in NumPy's result dtype of x, gamma and beta (a float16 x
+        was normalised in float32: y is rounded to float16 once, here)."""
+        dtype = x.dtype if gamma is None else np.result_type(
+            x.dtype, gamma.dtype, *(() if beta is None else (beta.dtype,)))
         if gamma is None:
-            return xhat  # shared with the cache: ops never write into their inputs
+            return rounded_to(xhat, dtype)  # may share the cache: ops never write into inputs
         y = xhat * gamma.reshape(self.pshape)
         if beta is not None:
             y += beta.reshape(self.pshape)
-        return y
+        return rounded_to(y, dtype)
 
     def _stats(self):
         """(xhat, r): graph Variables built from x while recording, else the cached arrays."""
@@ -923,11 +963,11 @@ class _Normalize(Function):
     def backward(self, gy):
         x = self.inputs[0]
         xhat, inv_std = self._stats()
-        g = operands(gy)[0]
+        g, = _in_float32(operands(gy)[0])  # float16: the sums below in float32 (array path)
         gx = None
         if x.requires_grad:
             gxhat = g if len(self.inputs) == 1 else g * operands(self.inputs[1])[0].reshape(self.pshape)
-            gx = as_grad(self._dxhat_to_dx(gxhat, xhat, inv_std), x)
+            gx = as_grad(rounded_to(self._dxhat_to_dx(gxhat, xhat, inv_std), x.dtype), x)
         return (gx,) + self._param_grads(g, xhat)
 
     def jvp(self, dx, dgamma=None, dbeta=None):
@@ -946,10 +986,11 @@ class _Normalize(Function):
 
 
 def _sum_to_param(g, pshape, p):
-    """``g`` summed to ``pshape`` and shaped like the parameter ``p``: a gradient Variable."""
+    """``g`` summed to ``pshape`` and shaped like the parameter ``p``: a gradient Variable
+    (of ``p``'s dtype: a float16 parameter's gradient is summed in float32, then rounded)."""
     if isinstance(g, Variable):
         return reshape(sum_to(g, pshape), p.shape)
-    return Variable(_sum_to_array(g, pshape).reshape(p.shape))
+    return Variable(rounded_to(_sum_to_array(g, pshape).reshape(p.shape), p.dtype))
 
 
 class LayerNorm(_Normalize):
@@ -964,7 +1005,7 @@ class LayerNorm(_Normalize):
 
     def forward(self, x, gamma=None, beta=None):
         self.pshape = None if gamma is None else gamma.shape
-        return self._affine(self._normalize(x)[0], gamma, beta)
+        return self._affine(self._normalize(x)[0], gamma, beta, x)
 
 
 def _check_feature_param(fname, x, p, axis, what):
@@ -1035,16 +1076,19 @@ class BatchNorm(_Normalize):
             xhat, batch_mean, batch_var = self._normalize(x)
             m = x.size // x.shape[1]
             unbias = m / max(m - 1, 1)  # the running var estimates the population variance
-            self.mean *= self.decay
-            self.mean += (1 - self.decay) * batch_mean.reshape(-1)
-            self.var *= self.decay
-            self.var += ((1 - self.decay) * unbias) * batch_var.reshape(-1)
+            new_mean = (1 - self.decay) * batch_mean.reshape(-1)
+            new_var = ((1 - self.decay) * unbias) * batch_var.reshape(-1)
+            with state_lock:  # one whole update at a time when threads share the layer
+                self.mean *= self.decay
+                self.mean += new_mean
+                self.var *= self.decay
+                self.var += new_var
         else:
             xp = _xp(x)
             self.inv_std = (1 / xp.sqrt(self.var + self.eps)).astype(x.dtype, copy=False).reshape(self.pshape)
             xhat = (x - self.mean.reshape(self.pshape)) * self.inv_std
             self.xhat = xhat
-        return self._affine(xhat, gamma, beta)
+        return self._affine(xhat, gamma, beta, x)
 
     def _rebuild_stats(self):
         if self.train:

@@ -60,15 +60,23 @@ class _GradGroup:
 _MISSING = object()
 
 
-def _grad_groups(params, what):
-    """Group the non-None gradients of ``params`` by the identity of their array."""
+def _grad_groups(params, what, scales=False):
+    """Group the non-None gradients of ``params`` by the identity of their array.
+
+    ``scales``: the caller multiplies gradients by a factor, which an integer
+    array cannot hold (it would round to a wrong value): TypeError naming the parameter.
+    """
     groups = {}
-    for p in params:
+    for i, p in enumerate(params):
         g = getattr(p, 'grad', _MISSING)
         if g is _MISSING:
             raise TypeError(f'{what}: params must be Variables/Parameters, got {type(p).__name__}')
         if g is None:
             continue
+        if scales and g.data.dtype.kind not in 'fc':
+            raise TypeError(f'{what}: the gradient of parameter #{i} ({p.name or "unnamed"}, shape '
+                            f'{g.data.shape}) has dtype {g.data.dtype}; scaling it needs a '
+                            f'floating-point gradient (give the parameter float data)')
         group = groups.get(id(g.data))
         if group is None:  # the dict keeps the array alive, so its id stays unique
             group = groups[id(g.data)] = _GradGroup(g.data)
@@ -186,7 +194,7 @@ def clip_grad_norm(params, max_norm, norm_type=2.0, error_if_nonfinite=False, ep
     what = 'clip_grad_norm'
     _check_nonnegative(max_norm, 'max_norm', what)
     p = _norm_order(norm_type, what)
-    groups = _grad_groups(params, what)
+    groups = _grad_groups(params, what, scales=True)
     total = _combine_norms(_array_norms([g.array for g in groups], p), p)
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(
@@ -221,7 +229,7 @@ def clip_grad_norm_per_tensor(params, max_norm, norm_type=2.0, eps=1e-6):
     _check_nonnegative(max_norm, 'max_norm', what)
     p = _norm_order(norm_type, what)
     params = list(params)
-    groups = _grad_groups(params, what)
+    groups = _grad_groups(params, what, scales=True)
     norms = dict(zip((id(g.array) for g in groups), _array_norms([g.array for g in groups], p)))
     result = [None if q.grad is None else norms[id(q.grad.data)] for q in params]
     for group in groups:
@@ -262,7 +270,7 @@ def adaptive_clip_grad(params, clipping=0.01, eps=1e-3):
     if not clipping > 0:
         raise ValueError(f'{what}: clipping must be > 0, got {clipping!r}')
     _check_nonnegative(eps, 'eps', what)
-    for group in _grad_groups(params, what):
+    for group in _grad_groups(params, what, scales=True):
         W, G = group.params[0].data, group.array
         if W is None or W.shape != G.shape:
             raise ValueError(f'{what}: a parameter has data of shape '

@@ -21,7 +21,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import pair
-from dezero_kr.core import Parameter, Variable
+from dezero_kr.core import Parameter, Variable, state_lock
 from dezero_kr.fileio import (NpzReader, check_array_for, check_header_for, existing_npz_path,  # noqa: F401
                               read_npz, save_npz)  # (read_npz: DeZero-era name)
 from dezero_kr.functions_conv import conv2d, deconv2d
@@ -328,8 +328,10 @@ class Linear(Layer):
     def forward(self, x):
         """``x @ W + b``: (..., I) -> (..., O); a wrong last axis raises ``ValueError`` (from ``linear``)."""
         if self.W.data is None:
-            self.in_size = x.shape[-1]
-            self._init_W(cuda.get_array_module(x))
+            with state_lock:  # threads' first calls: one creates W, the others use it
+                if self.W.data is None:
+                    self.in_size = x.shape[-1]
+                    self._init_W(cuda.get_array_module(x))
         return linear(x, self.W, self.b)  # (..., I) -> (..., O)
 
 
@@ -372,8 +374,10 @@ class Conv2d(Layer):
     def forward(self, x):
         """The convolution of x (N, C, H, W) with W, plus b; a channel mismatch raises ``ValueError``."""
         if self.W.data is None:
-            self.in_channels = x.shape[1]
-            self._init_W(cuda.get_array_module(x))
+            with state_lock:  # threads' first calls: one creates W, the others use it
+                if self.W.data is None:
+                    self.in_channels = x.shape[1]
+                    self._init_W(cuda.get_array_module(x))
         return self._op()(x, self.W, self.b, self.stride, self.pad)
 
 
@@ -521,7 +525,8 @@ class BatchNorm(Layer):
     def _init_params(self, x):
         xp = cuda.get_array_module(x)
         c, dtype = x.shape[1], x.dtype
-        for param, fill in ((self.avg_mean, 0), (self.avg_var, 1), (self.gamma, 1), (self.beta, 0)):
+        # avg_mean last: forward reads it as "all four exist" (another thread may be looking)
+        for param, fill in ((self.avg_var, 1), (self.gamma, 1), (self.beta, 0), (self.avg_mean, 0)):
             if param.data is None:
                 param.data = xp.full(c, fill, dtype=dtype)
 
@@ -529,7 +534,8 @@ class BatchNorm(Layer):
         """Normalise x (N, C[, H, W]) per channel, same shape and dtype; a channel count that
         differs from the first call's raises ``ValueError``."""
         if self.avg_mean.data is None:
-            self._init_params(x)
+            with state_lock:  # threads' first calls: one creates the parameters
+                self._init_params(x)  # fills only what is still None
         return batch_norm(x, self.gamma, self.beta, self.avg_mean.data, self.avg_var.data,
                           decay=self.decay, eps=self.eps)
 
@@ -547,13 +553,15 @@ class _LastAxisNorm(Layer):
             self._init_params(normalized_size, np)
 
     def _init_params(self, size, xp):
-        self.gamma.data = xp.ones(size, dtype=self.dtype)
         if 'beta' in self._params:
             self.beta.data = xp.zeros(size, dtype=self.dtype)
+        self.gamma.data = xp.ones(size, dtype=self.dtype)  # last: "initialised" (see _ensure_params)
 
     def _ensure_params(self, x):
         if self.gamma.data is None:
-            self._init_params(x.shape[-1], cuda.get_array_module(x))
+            with state_lock:  # threads' first calls: one creates the parameters
+                if self.gamma.data is None:
+                    self._init_params(x.shape[-1], cuda.get_array_module(x))
 
 
 class LayerNorm(_LastAxisNorm):

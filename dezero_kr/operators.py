@@ -10,22 +10,27 @@ re-export every name, so ``from dezero_kr.core import Add, add`` still works.
 Read the section "how a rule is written" first: every rule of the package
 follows it.
 """
+import numbers
+
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.array_utils import max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
-from dezero_kr.core import Config, Function, Variable, array_types, as_array, as_variable
+from dezero_kr.array_utils import array_sum, max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
+from dezero_kr.core import Config, Function, Variable, _plain_array, array_types, as_array, as_variable
 
 
 def _scalar_or_array(c, op):
     """A constant operand: Python scalars stay scalars, so NumPy's weak-scalar
     rule keeps the Variable's dtype (float32 * 2.5 is float32).  Anything else
-    is a TypeError naming the operator ``op`` (``'+'``, ``'**'``, ...)."""
+    is a TypeError naming the operator ``op`` (``'+'``, ``'**'``, ...); an ndarray
+    subclass becomes a plain ndarray, a masked array a TypeError (``core._plain_array``)."""
     if isinstance(c, np.generic):  # first: np.float64 is a float, but not a weak scalar
         if c.dtype.kind in 'biufc':
             return c.item()
-    elif isinstance(c, (bool, int, float, complex)) or isinstance(c, array_types):
+    elif isinstance(c, (bool, int, float, complex)):
         return c
+    elif isinstance(c, array_types):
+        return c if c.__class__ is np.ndarray else _plain_array(c)  # np.matrix: elementwise *
     raise TypeError(f"unsupported operand type(s) for {op}: 'Variable' and '{type(c).__name__}' "
                     f"(expected a Variable, a numpy.ndarray or a Python number)")
 
@@ -528,11 +533,25 @@ class Reshape(Function):
         return reshape(dx, self.shape)
 
 
+def _as_shape(fname, shape):
+    """``shape`` as a tuple of ints: a tuple, a list or a single int (``6`` means ``(6,)``,
+    as NumPy and DeZero take it); anything else is a TypeError naming ``fname``."""
+    if shape.__class__ is tuple:
+        return shape
+    if isinstance(shape, (list, tuple)) or hasattr(shape, 'tolist') and getattr(shape, 'ndim', 0) == 1:
+        return tuple(shape)
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, (bool, np.bool_)):
+        return (int(shape),)
+    raise TypeError(f'{fname}: shape must be an int or a tuple of ints, got {type(shape).__name__} '
+                    f'{shape!r:.60}')
+
+
 def reshape(x, shape):
-    """``x`` with a new ``shape`` (a tuple; one entry may be -1), the same elements
+    """``x`` with a new ``shape`` (a tuple or an int; one entry may be -1), the same elements
     in C order and the same dtype; ``x`` itself (as a Variable) when the shape is
     unchanged.  dL/dx = gy.reshape(x.shape).  A size mismatch is NumPy's ValueError."""
-    if x.shape == tuple(shape):
+    shape = _as_shape('reshape', shape)
+    if x.shape == shape:
         return as_variable(x)
     return Reshape(shape)(x)
 
@@ -663,7 +682,7 @@ class Sum(Function):
         self.keepdims = keepdims
 
     def forward(self, x):
-        return x.sum(axis=self.axis, keepdims=self.keepdims)
+        return array_sum(x, self.axis, self.keepdims)
 
     def backward(self, gy):
         x_shape = self.inputs[0].data.shape
@@ -677,8 +696,8 @@ class Sum(Function):
 def sum(x, axis=None, keepdims=False):
     """Sum of the elements over ``axis`` (None: all; an int or a tuple), as
     ``np.sum``; ``keepdims`` keeps the reduced axes as length 1.  dtype as NumPy's
-    sum (float32 stays float32).  dL/dx = gy broadcast back to x.shape.  A bad
-    axis is NumPy's AxisError."""
+    sum (float32 stays float32; float16 is accumulated in float32, then rounded).
+    dL/dx = gy broadcast back to x.shape.  A bad axis is NumPy's AxisError."""
     return Sum(axis, keepdims)(x)
 
 
@@ -703,8 +722,9 @@ class SumTo(Function):
 def sum_to(x, shape):
     """Sum ``x`` down to ``shape`` (undo broadcasting: leading axes and axes
     where ``shape`` has 1 are summed, kept as in ``shape``); ``x`` itself when the
-    shape already matches.  dL/dx = broadcast_to(gy, x.shape)."""
-    if x.shape == tuple(shape):
+    shape already matches; ``shape`` a tuple or an int.  dL/dx = broadcast_to(gy, x.shape)."""
+    shape = _as_shape('sum_to', shape)
+    if x.shape == shape:
         return as_variable(x)
     return SumTo(shape)(x)
 
@@ -737,9 +757,10 @@ def _broadcast_grad(g, shape):
 
 def broadcast_to(x, shape):
     """``x`` broadcast to ``shape`` as ``np.broadcast_to`` (same dtype); ``x``
-    itself when the shape already matches.  dL/dx = sum_to(gy, x.shape).  Shapes
-    that do not broadcast are NumPy's ValueError."""
-    if x.shape == tuple(shape):
+    itself when the shape already matches; ``shape`` a tuple or an int.
+    dL/dx = sum_to(gy, x.shape).  Shapes that do not broadcast are NumPy's ValueError."""
+    shape = _as_shape('broadcast_to', shape)
+    if x.shape == shape:
         return as_variable(x)
     return BroadcastTo(shape)(x)
 
@@ -803,6 +824,8 @@ class Max(Function):
     ``backward`` and ``jvp`` alike, as PyTorch's ``amax``/``max`` and JAX: a
     valid subgradient, so forward- and reverse-mode Jacobians agree.  (Max
     *pooling* routes to the first maximum instead; see functions_conv.)
+    NaN is the maximum (and the minimum), as ``np.max`` and PyTorch: where y
+    is NaN the gradient goes to the NaN elements (split evenly among them).
     """
     __slots__ = ('axis', 'keepdims')
 
@@ -819,9 +842,11 @@ class Max(Function):
         y = self.outputs[0]().data
         shape = max_backward_shape(x, self.axis)
         mask = x == y.reshape(shape)
+        xp = cuda.get_array_module(x)
+        if x.dtype.kind in 'fc' and xp.isnan(y).any():  # NaN is the extreme: it takes the gradient
+            mask |= xp.isnan(x) & xp.isnan(y.reshape(shape))
         count = mask.sum(axis=self.axis, keepdims=True)
-        # count is 0 only where y is NaN: no element equals it, and 0 / 1 keeps them all 0
-        weights = mask / cuda.get_array_module(count).maximum(count, 1)
+        weights = mask / xp.maximum(count, 1)  # count is 0 only for an empty reduction
         if x.dtype.kind in 'fc':
             weights = weights.astype(x.dtype, copy=False)
         return weights, shape

@@ -65,17 +65,27 @@ class Optimizer:
         """One optimisation step: count it (``t += 1``), run the hooks on the parameters that
         have a gradient, then ``update_one`` each parameter whose gradient is still set.
 
-        Raises ``RuntimeError`` if ``setup`` was not called.
+        Raises ``RuntimeError`` if ``setup`` was not called, ``ValueError`` naming the
+        parameter if one to update holds a read-only array (before anything changes).
         """
         if self.target is None:
             raise RuntimeError(f'{type(self).__name__}.update: call setup(model) first')
-        self.t += 1
         params = [p for p in self.target.params() if p.grad is not None]
+        for p in params:
+            if not getattr(p.data.flags, 'writeable', True):
+                self._refuse_read_only(p)
+        self.t += 1
         for hook in self.hooks:
             hook(params)
         for param in params:
             if param.grad is not None:  # a hook (FreezeParam) may have removed it
                 self.update_one(param)
+
+    def _refuse_read_only(self, param):
+        path = next((k for k, q in self._params_by_key().items() if q is param), param.name)
+        raise ValueError(f'{type(self).__name__}.update: parameter {path!r} (shape {param.data.shape}) '
+                         f'holds a read-only array, which the update cannot change in place; give it '
+                         f'a writable copy (param.data = param.data.copy())')
 
     def update_one(self, param):
         """Update ``param.data`` in place from ``param.grad.data`` (same shape and dtype).

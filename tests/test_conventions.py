@@ -164,6 +164,48 @@ def test_max_pooling_routes_a_tie_to_the_first_maximum_in_both_modes():
                                   [0.0, 1.0, 0.0, 0.0])
 
 
+# =============================================================================
+# NaN is the maximum (and the minimum): the gradient goes to the NaN (issue 23)
+# =============================================================================
+def _jacobians(f, x):
+    x = np.array(x, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', RuntimeWarning)
+        return jacobian(f, x, mode='forward'), jacobian(f, x, mode='reverse')
+
+
+@pytest.mark.parametrize('f', [F.max, F.min], ids=['max', 'min'])
+def test_max_and_min_send_the_gradient_to_the_nan_in_both_modes(f):
+    # PyTorch: torch.tensor([1., nan, 3.]).max() backward gives [0, 1, 0] (was [0, 0, 0])
+    for J in _jacobians(f, [1.0, NAN, 3.0]):
+        np.testing.assert_array_equal(J, [0.0, 1.0, 0.0])
+    # along an axis: a row with two NaNs splits the gradient between them (as a tie);
+    # a row without NaN is unchanged
+    x = [[NAN, 2.0, NAN], [1.0, 2.0, 0.5]]
+    extreme = 1 if f is F.max else 2
+    for J in _jacobians(lambda v: f(v, axis=1), x):
+        np.testing.assert_array_equal(J[0], [[0.5, 0.0, 0.5], [0.0, 0.0, 0.0]])
+        np.testing.assert_array_equal(J[1, 1], np.eye(3)[extreme])
+
+
+def test_max_pooling_routes_a_window_with_a_nan_to_its_first_nan_in_both_modes():
+    # was: the first position of the window (an element that is not the maximum)
+    f = lambda v: F.pooling(F.reshape(v, (1, 1, 2, 4)), 2, 2)  # noqa: E731
+    x = [1.0, 3.0, NAN, 0.0,
+         NAN, 0.0, 2.0, NAN]
+    for J in _jacobians(f, x):
+        np.testing.assert_array_equal(J.reshape(2, 8), [[0, 0, 0, 0, 1, 0, 0, 0],
+                                                        [0, 0, 1, 0, 0, 0, 0, 0]])
+
+
+def test_elementwise_maximum_and_minimum_send_the_gradient_to_the_nan():
+    other = np.array([1.0, NAN, NAN, 2.0])
+    x = [NAN, 1.0, NAN, 2.0]
+    for f in (F.maximum, F.minimum):  # NaN wins either way; two NaNs (or a tie) split it
+        _both(lambda v: f(v, other), x, [1.0, 0.0, 0.5, 0.5])
+        _both(lambda v: f(other, v), x, [1.0, 0.0, 0.5, 0.5])
+
+
 def test_huge_finite_gradients_pass_unchanged():
     # The finiteness check (a dot product) overflows for values this large; the repair pass
     # that follows must then leave every finite value as it is.
