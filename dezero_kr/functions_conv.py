@@ -184,8 +184,10 @@ def _max_pool_array(x, kernel, stride, pad, with_positions):
     if not with_positions:
         return y, None
     Hp, Wp = xpad.shape[2:]
-    # NaN is the maximum (np.max, PyTorch): a window with a NaN takes its first NaN.
-    wins = _is_max if x.dtype.kind != 'f' or not xp.isnan(y).any() else _is_max_or_both_nan
+    # NaN is the maximum (np.max, PyTorch): a window with a NaN takes its first NaN.  A GPU
+    # takes the NaN-aware test without looking (reading isnan().any() would wait for the device).
+    nan_free = x.dtype.kind != 'f' or (xp is np and not xp.isnan(y).any())
+    wins = _is_max if nan_free else _is_max_or_both_nan
     # Window k wins where it equals the max and no earlier window did
     # (boolean arithmetic: masked assignment is an order of magnitude slower in NumPy).
     taken = wins(col[:, :, 0], y)

@@ -256,7 +256,7 @@ def _as_operand(x, like):
     if isinstance(x, Variable):
         return x
     xp = _xp(like.data)
-    return Constant(xp.asarray(x, dtype=np.result_type(like.data, x)))
+    return Constant(xp.asarray(x, dtype=np.result_type(like.data.dtype, x)))
 
 
 class Maximum(BinaryMasking):

@@ -451,7 +451,7 @@ class ScaledDotProductAttention(Function):
 
     def forward(self, q, k, v):
         y, self.p = _attend(widen(q), widen(k), widen(v), self.hidden, self.scale)  # float16: float32
-        return rounded_to(y, np.result_type(q, k, v))
+        return rounded_to(y, np.result_type(q.dtype, k.dtype, v.dtype))
 
     def _operands(self):
         """(q, k, v, P): Variables and a differentiable P while recording, else arrays and the cached P."""

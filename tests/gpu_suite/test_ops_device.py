@@ -40,6 +40,8 @@ def _labels(n, classes, seed=0):
 
 X34, Y34, W4 = _r(3, 4), _r(3, 4, seed=1), _r(4, seed=2)
 IMG = _r(2, 3, 5, 5, seed=20)
+IMG_NAN = IMG.copy()
+IMG_NAN[0, 1, 2, 3] = np.nan  # NaN is the maximum: its window sends the gradient there
 
 
 def _double(loss):
@@ -76,6 +78,7 @@ CASES = [
     ('copy', lambda xp, a: core._Copy()(a), X34),
     ('clip', lambda xp, a: M.clip(a, -0.5, 0.5), _r(3, 4, seed=7)),
     ('maximum', lambda xp, a, b: M.maximum(a, b), X34, Y34),
+    ('maximum with a Python number', lambda xp, a: M.maximum(a, 0.3), X34),
     ('minimum', lambda xp, a, b: M.minimum(a, b), X34, Y34),
     ('where', lambda xp, a, b: M.where(xp.asarray(X34 > 0), a, b), X34, W4),
     ('concat', lambda xp, a, b: M.concat([a, b], axis=1), X34, _r(3, 2, seed=8)),
@@ -127,6 +130,7 @@ CASES = [
     ('deconv2d', lambda xp, x, W, b: C2.deconv2d(x, W, b, stride=2, pad=1),
      _r(2, 3, 3, 3, seed=23), _r(3, 2, 3, 3, seed=24), _r(2, seed=25)),
     ('pooling', lambda xp, x: C2.pooling(x, 2, stride=2, pad=1), IMG),
+    ('pooling, a NaN in a window', lambda xp, x: C2.pooling(x, 2, stride=2), IMG_NAN),
     ('pooling_simple', lambda xp, x: C2.pooling_simple(x, 2, stride=2), IMG),
     ('average_pooling', lambda xp, x: C2.average_pooling(x, 3, stride=2, pad=1), IMG),
     ('im2col', lambda xp, x: C2.im2col(x, 3, stride=2, pad=1), IMG),
