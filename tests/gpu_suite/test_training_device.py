@@ -6,6 +6,8 @@ stand-in, whose random draws are NumPy's).  The stand-in also counts host transf
 hidden per-step ``float()`` or ``.get()`` fails ``test_one_training_step_moves_nothing``.
 """
 import copy
+import sys
+from pathlib import Path
 
 import cupy
 import numpy as np
@@ -20,24 +22,8 @@ from dezero_kr.datasets import Digits
 from dezero_kr.models import MLP, Model
 from dezero_kr.transformer import GPT
 
-
-class DigitsCNN(Model):
-    """examples/digits_cnn.py's model (conv-relu-pool twice, Linear, dropout, Linear)."""
-
-    def __init__(self, dropout_ratio=0.3):
-        super().__init__()
-        self.conv1 = L.Conv2d(16, kernel_size=3, pad=1)
-        self.conv2 = L.Conv2d(32, kernel_size=3, pad=1)
-        self.fc1 = L.Linear(64)
-        self.fc2 = L.Linear(10)
-        self.dropout_ratio = dropout_ratio
-
-    def forward(self, x):
-        h = F.pooling(F.relu(self.conv1(x)), 2, 2)
-        h = F.pooling(F.relu(self.conv2(h)), 2, 2)
-        h = F.reshape(h, (h.shape[0], -1))
-        h = F.dropout(F.relu(self.fc1(h)), self.dropout_ratio)
-        return self.fc2(h)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'examples'))
+from digits_cnn import DigitsCNN  # noqa: E402  (the example's own model)
 
 
 class LSTMNet(Model):
@@ -88,7 +74,7 @@ def _build(kind):
         return MLP((32, 10), activation=F.relu), _digits(16, True)
     if kind == 'cnn':
         x, t = _digits(8, False)
-        return DigitsCNN(), (x, t)
+        return DigitsCNN(dropout_ratio=0.3), (x, t)
     if kind == 'lstm':
         return LSTMNet(), None
     if kind == 'gpt':
