@@ -18,5 +18,6 @@ from dezero_kr.layers import Layer  # noqa: E402,F401
 from dezero_kr.models import Model  # noqa: E402,F401
 from dezero_kr.datasets import Dataset  # noqa: E402,F401
 from dezero_kr.dataloaders import DataLoader, SeqDataLoader  # noqa: E402,F401
+from dezero_kr.static_graph import static_graph  # noqa: E402,F401
 
 setup_variable()

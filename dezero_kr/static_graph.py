@@ -1,0 +1,1244 @@
+"""Define-and-Run: trace a step once, replay it as straight-line code (``static_graph``).
+
+``dezero_kr.static_graph(fn)`` (or ``@static_graph``) returns a callable with
+``fn``'s signature.  The first call with a new *signature* runs ``fn`` eagerly
+(Define-by-Run) while recording, in order, every operation it makes:
+
+* each forward ``Function`` call (the Function object, its input and output
+  Variables),
+* each backward pass (its root, and the order in which the engine ran the
+  nodes' ``backward``),
+* ``cleargrad()`` of a Variable (``model.cleargrads()``),
+* each *host operation* (``Optimizer.update``, ``DataParallel.update``, the
+  gradient clipping functions of ``dezero_kr.grad_clip``), recorded as one call
+  to be made again (see ``dezero_kr.hooks.host_operation``).
+
+From the recording it generates Python source (``.code``): one line per
+operation, calling the very ``forward``/``backward`` methods of the recorded
+Function objects on the arrays (so the replay does the same NumPy calls in the
+same order as eager: the numbers are the same bit for bit), the gradient
+accumulation of ``core.backprop`` written out, the leaf gradients stored by the
+core's own ``_store_leaf_grads``, and the host calls.  Later calls with the
+same signature run that code: no graph is built, no heap is walked.
+
+What the signature and the guards cover (otherwise the step is traced again):
+argument shapes, dtypes, strides and types (Python scalars by value, other
+objects by identity); ``Config`` (``enable_backprop``, ``train``); each
+parameter the step uses (array type, shape, dtype: ``to_gpu``, a lazily
+created or re-shaped parameter); the state Variables of the step's layers
+(an RNN's ``h``: None or a Variable of a shape).  Plans are cached per
+signature, at most ``max_cache`` of them (least recently used dropped);
+``.stats`` counts traces, replays, eager calls and evictions.
+
+Values are read fresh at every replay: parameters through the Parameter
+objects (``load_weights`` replaces ``.data``: the replay reads the new array),
+the layers' state Variables from their attributes (and written back, as the
+layer does), arrays captured by the step (by identity).
+
+The traps, detected while tracing (the step then runs eagerly for that
+signature, with one ``StaticGraphWarning`` naming the line, or ``strict=True``
+raises ``StaticGraphError``):
+
+* values used by Python: during the trace every array of the step (arguments,
+  parameters, results) is a ``_Traced`` ndarray; ``bool``, ``float``, ``int``,
+  ``item()``, ``tolist()`` on one from code outside ``dezero_kr`` is a branch
+  or a number that a replay could not recompute;
+* an array computed from the step's values outside an operation (host NumPy
+  code) that reaches an operation as a constant;
+* random numbers drawn outside an operation (the global NumPy RNG moved
+  between two operations).  Operations that draw (``dropout``) are replayed by
+  calling their ``forward``, which draws fresh numbers: the same draws as
+  eager under the same seed;
+* a Variable computed by the step and kept with its graph (not unchained), a
+  hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``.
+
+A replay returns new leaf Variables around fresh arrays (nothing aliases a
+later replay).  If a replay raises, the parameters' gradients and the batch
+norm running statistics are restored; the optimizer has not run yet unless the
+error comes from inside the update itself (then as eager: what ran has run).
+A static step holds a lock while it replays or traces; other threads keep
+using the model eagerly (the recording observes only its own thread).
+"""
+import collections
+import copy
+import inspect
+import itertools
+import os
+import sys
+import threading
+import warnings
+
+import numpy as np
+
+from dezero_kr import core
+from dezero_kr import hooks as _hooks
+from dezero_kr.core import Config, Parameter, Variable, as_array
+from dezero_kr.layers import Layer
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+
+
+class StaticGraphError(RuntimeError):
+    """A step that cannot be replayed (``strict=True``), or a bad use of ``static_graph``."""
+
+
+class StaticGraphWarning(UserWarning):
+    """A step that runs eagerly because a replay could not be trusted (the message says why)."""
+
+
+class _Unreplayable(Exception):
+    """Raised inside the recorder/planner: the reason a step cannot be replayed."""
+
+
+# =============================================================================
+# Traced arrays: value reads become visible while tracing
+# =============================================================================
+_tracing = threading.local()  # .recorder: the active _Recorder of this thread, or absent
+
+
+def _user_line(depth=2):
+    """``file:line`` of the innermost frame outside dezero_kr and NumPy (the user's code)."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not (path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)
+                or frame.f_code.co_filename.startswith('<frozen')):
+            return f'{frame.f_code.co_filename}:{frame.f_lineno}'
+        frame = frame.f_back
+    return '<unknown>'
+
+
+def _value_read(arr, what):
+    """A ``_Traced`` array's value reaches Python: flag it if user code (not dezero_kr) did it."""
+    rec = getattr(_tracing, 'recorder', None)
+    if rec is None:
+        return
+    frame = sys._getframe(2)
+    path = os.path.abspath(frame.f_code.co_filename)
+    if path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR):
+        return  # the engine's own checks (label ranges, rules' special cases) run again at replay
+    rec.fail(f'{what} of a value computed by the step at {frame.f_code.co_filename}:'
+             f'{frame.f_lineno} (Python control flow or a number that depends on the data: '
+             f'a replay would keep the traced value)')
+
+
+class _Traced(np.ndarray):
+    """An ndarray that reports when user code turns its values into Python values.
+
+    Used only while tracing; NumPy keeps the subclass through every operation,
+    so an array computed from the step's data (by an operation or by host
+    code) is recognisable.  Arithmetic is ndarray's: the same numbers.
+    """
+
+    def __bool__(self):
+        _value_read(self, 'bool()')
+        return np.ndarray.__bool__(self)
+
+    def __float__(self):
+        _value_read(self, 'float()')
+        return np.ndarray.__float__(self)
+
+    def __int__(self):
+        _value_read(self, 'int()')
+        return np.ndarray.__int__(self)
+
+    def __index__(self):
+        _value_read(self, 'an index')
+        return np.ndarray.__index__(self)
+
+    def item(self, *args):
+        _value_read(self, '.item()')
+        return np.ndarray.item(self, *args)
+
+    def tolist(self):
+        _value_read(self, '.tolist()')
+        return np.ndarray.tolist(self)
+
+    # A reshape or a cast of an argument may copy (a non-contiguous batch): remembered, so the
+    # replay can make the same call on the new argument (``t.reshape(-1)`` in GPT.loss).
+    def reshape(self, *shape, **kwargs):
+        out = np.ndarray.reshape(self, *shape, **kwargs)
+        if isinstance(out, _Traced):
+            out._from = (self, 'reshape', shape, kwargs)
+        return out
+
+    def astype(self, *args, **kwargs):
+        out = np.ndarray.astype(self, *args, **kwargs)
+        if isinstance(out, _Traced) and out is not self:
+            out._from = (self, 'astype', args, kwargs)
+        return out
+
+
+def _plain(a):
+    """``a`` as a plain ndarray (a view of a ``_Traced`` one); anything else unchanged."""
+    return a.view(np.ndarray) if isinstance(a, _Traced) else a
+
+
+# =============================================================================
+# Recording
+# =============================================================================
+class _Node:
+    """One recorded forward operation: the Function, its input and output Variables."""
+    __slots__ = ('f', 'inputs', 'outputs', 'line', 'draws')
+
+    def __init__(self, f, inputs, outputs):
+        self.f, self.inputs, self.outputs = f, tuple(inputs), tuple(outputs)
+        self.line = None
+        self.draws = False
+
+
+class _Pass:
+    """One recorded backward pass: its seeds and the nodes' backward calls in the engine's order."""
+
+    def __init__(self, seeds):
+        self.seeds = seeds        # [(root Variable, seed Variable)]
+        self.steps = []           # [(f, gys, gxs)]
+
+
+def _rng_state():
+    return np.random.get_state()
+
+
+def _same_rng(a, b):
+    return a[2] == b[2] and a[3] == b[3] and np.array_equal(a[1], b[1])
+
+
+class _Recorder:
+    """The observer that records a step (thread-local: other threads are not seen)."""
+
+    def __init__(self):
+        self.events = []          # ('node', _Node) | ('pass', _Pass) | ('clear', Variable) | ('host', ...)
+        self.nodes = {}           # id(Function) -> _Node
+        self.outputs = {}         # id(Variable) -> Variable made by a recorded node
+        self.reason = None
+        self.host_depth = 0
+        self.pass_ = None
+        self.rng = _rng_state()
+
+    def fail(self, reason):
+        if self.reason is None:
+            self.reason = reason
+
+    # --- engine callbacks (dezero_kr.hooks) ---------------------------------
+    def on_forward(self, f, inputs, outputs):
+        if self.host_depth or self.pass_ is not None:
+            return  # inside a host call or a backward rule: replayed as a whole
+        node = _Node(f, inputs, outputs)
+        node.line = _user_line(3)
+        self._check_rng(node)
+        self.events.append(('node', node))
+        self.nodes[id(f)] = node
+        for y in outputs:
+            self.outputs[id(y)] = y
+
+    def lazy_init(self):
+        """True if a parameter got its first array since the last look (a layer's lazy init draws)."""
+        done = {i for i in self.lazy if self.params[i].data is not None}
+        self.lazy -= done
+        return bool(done)
+
+    def _check_rng(self, node):
+        """The global RNG moved since the last operation: did this one draw, or host code?"""
+        state = _rng_state()
+        if _same_rng(state, self.rng):
+            return
+        if self.lazy_init():  # Linear's weights drawn on the first call: not replayed, as eager
+            self.rng = state
+            return
+        # Run the operation again from the old RNG state on a copy: if it draws exactly the
+        # numbers that moved the RNG, the draws are its own (replayed by calling forward).
+        probe = copy.copy(node.f)
+        for name in _slot_names(type(probe)):
+            value = getattr(probe, name, None)
+            if isinstance(value, np.ndarray):
+                setattr(probe, name, value.copy())  # batch norm's running stats change in place
+        np.random.set_state(self.rng)
+        try:
+            probe.forward(*[x.data for x in node.inputs])
+            own = _same_rng(_rng_state(), state)
+        except Exception:
+            own = False
+        np.random.set_state(state)
+        self.rng = state
+        if own:
+            node.draws = True
+        else:
+            self.fail(f'random numbers were drawn outside an operation before the '
+                      f'{type(node.f).__name__} called at {_user_line(3)} (a replay would reuse '
+                      f'them); draw them inside a Function, or pass them as an argument')
+
+    def on_backward(self, f, gys, gxs):
+        if self.pass_ is not None and not self.host_depth:
+            self.pass_.steps.append((f, gys, gxs))
+
+    def on_pass_begin(self, grads, retain_grad, create_graph, capture):
+        if self.host_depth:
+            return
+        if create_graph or capture is not None or retain_grad:
+            what = ('create_graph=True' if create_graph else 'autograd.grad' if capture is not None
+                    else 'retain_grad=True')
+            self.fail(f'a backward pass with {what} at {_user_line(3)} (only first-order '
+                      f'backward into .grad is replayed)')
+        if self.pass_ is not None:
+            self.fail('a backward pass started inside another one')
+        self.pass_ = _Pass(list(grads.items()))
+        self.events.append(('pass', self.pass_))
+
+    def on_pass_end(self):
+        if not self.host_depth:
+            self.pass_ = None
+            self.rng = _rng_state()
+
+    def on_cleargrad(self, var):
+        if not self.host_depth and self.pass_ is None:
+            self.events.append(('clear', var))
+
+    def on_host_call(self, fn, args, kwargs):
+        self.host_depth += 1
+        if self.host_depth > 1:
+            return None
+        # Iterators (model.params()) are made lists: the replay makes the same call again.
+        args = tuple(list(a) if _is_iterator(a) else a for a in args)
+        kwargs = {k: list(v) if _is_iterator(v) else v for k, v in kwargs.items()}
+        self.events.append(('host', fn, args, kwargs))
+        self.before_host()
+        return args, kwargs
+
+    def on_host_return(self):
+        self.host_depth -= 1
+        if not self.host_depth:
+            self.after_host()
+            self.rng = _rng_state()
+
+    # Set by the tracer: plain arrays for the host call, traced ones again after it.
+    def before_host(self):
+        pass
+
+    def after_host(self):
+        pass
+
+
+def _is_iterator(a):
+    return hasattr(a, '__next__') and hasattr(a, '__iter__')
+
+
+_slot_cache = {}
+
+
+def _slot_names(cls):
+    """Every ``__slots__`` name of a Function class and its bases (no __weakref__/__dict__)."""
+    names = _slot_cache.get(cls)
+    if names is None:
+        names = []
+        for klass in cls.__mro__:
+            slots = klass.__dict__.get('__slots__', ())
+            if isinstance(slots, str):
+                slots = (slots,)
+            names += [s for s in slots if s not in ('__weakref__', '__dict__') and s not in names]
+        _slot_cache[cls] = names = tuple(names)
+    return names
+
+
+_init_cache = {}
+
+
+def _init_names(cls):
+    """The parameter names of ``cls.__init__``: attributes set before ``forward`` runs."""
+    names = _init_cache.get(cls)
+    if names is None:
+        try:
+            names = frozenset(inspect.signature(cls.__init__).parameters) - {'self'}
+        except (TypeError, ValueError):
+            names = frozenset()
+        _init_cache[cls] = names
+    return names
+
+
+def _arrays_in(value):
+    """The ndarrays in an attribute value (an array, or a tuple/list of indices)."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if isinstance(v, np.ndarray)]
+    return []
+
+
+# =============================================================================
+# State the step reads outside its arguments: layers reachable from fn
+# =============================================================================
+def _layers_of(fn, args, kwargs):
+    """The Layers the step can reach: in its closure, the globals it names, ``self``, its arguments."""
+    roots = list(args) + list(kwargs.values())
+    code = getattr(fn, '__code__', None)
+    if getattr(fn, '__self__', None) is not None:
+        roots.append(fn.__self__)
+        code = getattr(fn.__func__, '__code__', None)
+    if code is not None:
+        glb = getattr(fn, '__globals__', None) or getattr(getattr(fn, '__func__', None), '__globals__', {})
+        names, stack = set(), [code]
+        while stack:
+            c = stack.pop()
+            names.update(c.co_names)
+            stack += [k for k in c.co_consts if inspect.iscode(k)]
+        roots += [glb[n] for n in names if n in glb]
+        for cell in (getattr(fn, '__closure__', None) or ()):
+            try:
+                roots.append(cell.cell_contents)
+            except ValueError:
+                pass
+    layers, seen, stack = [], set(), list(roots)
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, (list, tuple)):
+            stack += list(obj)
+            continue
+        target = getattr(obj, 'target', None)  # an optimizer: its model
+        if not isinstance(obj, Layer) and isinstance(target, Layer):
+            obj = target
+        if isinstance(obj, Layer) and id(obj) not in seen:
+            seen.add(id(obj))
+            layers.append(obj)
+            for v in obj.__dict__.values():
+                if isinstance(v, Layer):
+                    stack.append(v)
+                elif isinstance(v, (list, tuple)):
+                    stack += [u for u in v if isinstance(u, Layer)]
+    return layers
+
+
+def _state_slots(layers):
+    """``{(layer, name): value}`` for the layers' attributes holding a non-Parameter Variable or None."""
+    slots = {}
+    for layer in layers:
+        for name, v in list(layer.__dict__.items()):
+            if name in ('inputs', 'outputs') or name.startswith('_'):
+                continue
+            if v is None or (isinstance(v, Variable) and not isinstance(v, Parameter)):
+                slots[(layer, name)] = v
+    return slots
+
+
+def _param_paths(layers):
+    """``{id(Parameter): 'path'}`` for naming parameters in the generated code."""
+    paths = {}
+    for i, layer in enumerate(layers):
+        for path, p in layer.named_params():
+            paths.setdefault(id(p), path)
+    return paths
+
+
+# =============================================================================
+# The signature of a call
+# =============================================================================
+def _describe(value, keep):
+    """A hashable description of one argument; objects described by identity go to ``keep``."""
+    if isinstance(value, np.ndarray):
+        return ('array', type(value), value.shape, value.dtype.str, value.strides)
+    if isinstance(value, Variable):
+        d = value.data
+        if d is None:
+            return ('variable', type(value), None)
+        return ('variable', type(value), type(d), d.shape, d.dtype.str, d.strides)
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return ('value', type(value), value)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_describe(v, keep) for v in value)
+    keep.append(value)
+    return ('object', id(value))
+
+
+# =============================================================================
+# The static step
+# =============================================================================
+class StaticGraph:
+    """What ``static_graph(fn)`` returns: call it as ``fn``; ``.code``, ``.plot()``, ``.stats``.
+
+    ``max_cache``: how many traced plans (one per signature and state) are kept.
+    ``strict``: raise ``StaticGraphError`` instead of running eagerly with a warning.
+    """
+
+    def __init__(self, fn, max_cache=8, strict=False):
+        if not callable(fn):
+            raise TypeError(f'static_graph: fn must be callable, got {type(fn).__name__} {fn!r:.60}')
+        if not isinstance(max_cache, int) or isinstance(max_cache, bool) or max_cache < 1:
+            raise ValueError(f'static_graph: max_cache must be a positive int, got {max_cache!r}')
+        self.fn = fn
+        self.max_cache = max_cache
+        self.strict = strict
+        self.__name__ = getattr(fn, '__name__', 'step')
+        self.__doc__ = getattr(fn, '__doc__', None)
+        self.__wrapped__ = fn
+        self._cache = collections.OrderedDict()  # key -> [_Plan or _Eager]
+        self._lock = threading.RLock()
+        self._last = None
+        self.stats = {'traces': 0, 'replays': 0, 'eager': 0, 'evictions': 0}
+
+    def __repr__(self):
+        return f'<static_graph {self.__name__}: {self.stats}>'
+
+    @property
+    def cache_size(self):
+        """The number of plans kept (one per signature and state seen; at most ``max_cache``)."""
+        return sum(len(v) for v in self._cache.values())
+
+    @property
+    def code(self):
+        """The generated Python source of the last plan traced or replayed (a str)."""
+        if self._last is None:
+            raise StaticGraphError(f'{self.__name__}.code: call the step once first (it is traced '
+                                   f'on its first call)')
+        return self._last.source
+
+    def plot(self, to_file='static_graph.png', **kwargs):
+        """Draw the last plan (forward operations and their backward) with ``plot_dot_graph``'s renderer."""
+        if self._last is None:
+            raise StaticGraphError(f'{self.__name__}.plot: call the step once first')
+        from dezero_kr.graph import render_dot
+        return render_dot(self._last.dot(), to_file=to_file, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        if getattr(_tracing, 'recorder', None) is not None or _hooks._observers.list:
+            return self.fn(*args, **kwargs)  # inside another trace, or observed (detect_anomaly, jvp)
+        keep = []
+        key = (_describe(args, keep), _describe(tuple(sorted(kwargs.items())), keep),
+               Config.enable_backprop, Config.train)
+        with self._lock:
+            plans = self._cache.get(key)
+            if plans is not None:
+                self._cache.move_to_end(key)
+                for plan in plans:
+                    if plan.guard(args, kwargs):
+                        if plan.eager:
+                            self.stats['eager'] += 1
+                            return self.fn(*args, **kwargs)
+                        self._last = plan
+                        self.stats['replays'] += 1
+                        return plan.run(args, kwargs)
+            return self._trace(key, args, kwargs, keep)
+
+    def _trace(self, key, args, kwargs, keep):
+        self.stats['traces'] += 1
+        result, plan = _trace(self.fn, args, kwargs)
+        plan.keep = keep
+        if plan.eager:
+            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
+                       f'for this signature: {plan.reason}')
+            if self.strict:
+                raise StaticGraphError(message)
+            warnings.warn(message, StaticGraphWarning, stacklevel=3)
+        else:
+            self._last = plan
+        self._cache.setdefault(key, []).insert(0, plan)
+        self._cache.move_to_end(key)
+        while self.cache_size > self.max_cache:
+            oldest_key = next(iter(self._cache))
+            plans = self._cache[oldest_key]
+            plans.pop()
+            if not plans:
+                del self._cache[oldest_key]
+            self.stats['evictions'] += 1
+        return result
+
+
+def static_graph(fn=None, *, max_cache=8, strict=False):
+    """Define-and-Run: ``static_graph(step)`` or ``@static_graph`` (``@static_graph(max_cache=4)``).
+
+    Returns a ``StaticGraph``: the first call per signature traces ``fn``
+    eagerly; later calls replay the generated code (see the module docstring
+    for what is captured, the guards and the traps).
+    """
+    if fn is None:
+        return lambda f: StaticGraph(f, max_cache=max_cache, strict=strict)
+    return StaticGraph(fn, max_cache=max_cache, strict=strict)
+
+
+# =============================================================================
+# Tracing
+# =============================================================================
+def _trace(fn, args, kwargs):
+    """Run ``fn`` eagerly with a recorder; return (its result, a _Plan)."""
+    layers = _layers_of(fn, args, kwargs)
+    state_before = _state_slots(layers)
+    params = {}  # id -> Parameter of the layers (tainted while tracing)
+    for layer in layers:
+        for p in layer.params():
+            params[id(p)] = p
+    originals = {}  # id(Variable) -> (Variable, its plain array): restored after the trace
+
+    def taint_var(v):
+        if v.data is not None and not isinstance(v.data, _Traced) and isinstance(v.data, np.ndarray):
+            originals.setdefault(id(v), (v, v.data))
+            v.data = v.data.view(_Traced)
+
+    arg_arrays = []  # (path, traced view, plain array)
+
+    def taint_arg(value, path):
+        if isinstance(value, np.ndarray) and not isinstance(value, _Traced):
+            t = value.view(_Traced)
+            arg_arrays.append((path, t, value))
+            return t
+        if isinstance(value, Variable):
+            if isinstance(value.data, np.ndarray):
+                arg_arrays.append((path, None, value))
+            return value
+        if isinstance(value, (tuple, list)):
+            return type(value)(taint_arg(v, path + (i,)) for i, v in enumerate(value))
+        return value
+
+    targs = tuple(taint_arg(a, ('args', i)) for i, a in enumerate(args))
+    tkwargs = {k: taint_arg(v, ('kwargs', k)) for k, v in kwargs.items()}
+    for path, t, value in arg_arrays:
+        if t is None:
+            taint_var(value)
+    rec = _Recorder()
+    rec.lazy = {id(p) for p in params.values() if p.data is None}
+
+    def untaint_grads():
+        for node in rec.nodes.values():
+            for x in node.inputs:
+                if x.grad is not None and isinstance(x.grad.data, _Traced):
+                    x.grad.data = _plain(x.grad.data)
+        for p in params.values():
+            if p.grad is not None and isinstance(p.grad.data, _Traced):
+                p.grad.data = _plain(p.grad.data)
+
+    def restore(v, data):
+        if isinstance(v.data, _Traced):  # ours (or an array computed from it): plain again
+            v.data = data if v.data.base is (data if data.base is None else data.base) \
+                and v.data.shape == data.shape and v.data.strides == data.strides else _plain(v.data)
+
+    def before_host():
+        untaint_grads()
+        for v, data in originals.values():
+            if isinstance(v, Parameter):
+                restore(v, data)
+
+    def after_host():
+        for p in params.values():
+            if p.data is not None:
+                originals.pop(id(p), None)
+                taint_var(p)
+                traced[id(p.data)] = p
+
+    rec.before_host, rec.after_host = before_host, after_host
+    traced = {}  # id(traced view of a parameter's data) -> the Parameter
+    for p in params.values():
+        taint_var(p)
+        if p.data is not None:
+            traced[id(p.data)] = p
+    for (layer, name), v in state_before.items():
+        if v is not None:
+            taint_var(v)
+    rec.params = params
+    _tracing.recorder = rec
+    try:
+        with _hooks.observing(rec):
+            result = fn(*targs, **tkwargs)
+        if not _same_rng(_rng_state(), rec.rng) and not rec.lazy_init():
+            rec.fail('random numbers were drawn outside an operation after the last one '
+                     '(a replay would not draw them)')
+        state_after = _state_slots(layers)
+        try:
+            plan = _Plan(fn, rec, args, kwargs, arg_arrays, params, traced, layers,
+                         state_before, state_after, result)
+        except _Unreplayable as e:
+            plan = _Eager(str(e))
+    finally:
+        _tracing.recorder = None
+        untaint_grads()
+        for v, data in originals.values():
+            restore(v, data)
+    for (layer, name), v in _state_slots(layers).items():
+        if isinstance(v, Variable) and isinstance(v.data, _Traced):
+            v.data = _plain(v.data)
+    return _untaint_result(result), plan
+
+
+def _untaint_result(value):
+    if isinstance(value, Variable):
+        if isinstance(value.data, _Traced):
+            value.data = _plain(value.data)
+        return value
+    if isinstance(value, _Traced):
+        return _plain(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_untaint_result(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _untaint_result(v) for k, v in value.items()}
+    return value
+
+
+# =============================================================================
+# The plan: generated straight-line code
+# =============================================================================
+class _Eager:
+    """A signature whose step runs eagerly (``reason`` says why)."""
+    eager = True
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def guard(self, args, kwargs):
+        return True
+
+
+def _identifier(text):
+    out = ''.join(c if c.isalnum() else '_' for c in text).strip('_') or 'v'
+    return out if not out[0].isdigit() else '_' + out
+
+
+_MISSING = object()
+
+
+class _Names:
+    """Readable, unique names for the generated code, and the namespace they live in."""
+
+    def __init__(self):
+        self.ns = {'Variable': Variable, 'np': np, 'as_array': as_array, '_check_grad': core._check_grad}
+        self.used = set(self.ns) | {'args', 'kwargs', 'self'}
+        self.by_id = {}
+
+    def add(self, obj, hint):
+        if id(obj) in self.by_id:
+            return self.by_id[id(obj)]
+        base = _identifier(hint)
+        name, k = base, itertools.count(1)
+        while name in self.used:
+            name = f'{base}_{next(k)}'
+        self.used.add(name)
+        self.ns[name] = obj
+        self.by_id[id(obj)] = name
+        return name
+
+    def local(self, hint):
+        base = _identifier(hint)
+        name, k = base, itertools.count(1)
+        while name in self.used:
+            name = f'{base}_{next(k)}'
+        self.used.add(name)
+        return name
+
+
+def _arg_names(fn, args, kwargs):
+    """Readable names for the argument paths: the parameter names of ``fn`` where it has them."""
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind(*args, **kwargs)
+        names = {}
+        pos = 0
+        for pname, value in bound.arguments.items():
+            kind = sig.parameters[pname].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                for j in range(len(value)):
+                    names[('args', pos)] = f'{pname}_{j}'
+                    pos += 1
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                for k in value:
+                    names[('kwargs', k)] = k
+            elif pname in kwargs:
+                names[('kwargs', pname)] = pname
+            else:
+                names[('args', pos)] = pname
+                pos += 1
+        return names
+    except (TypeError, ValueError):
+        return {}
+
+
+def _get_path(args, kwargs, path):
+    value = args if path[0] == 'args' else kwargs
+    for k in path[1:]:
+        value = value[k]
+    return value
+
+
+class _Plan:
+    """The replay of one traced signature: generated source, its namespace, guards and result."""
+    eager = False
+    reason = None
+
+    def __init__(self, fn, rec, args, kwargs, arg_arrays, params, traced, layers, state_before,
+                 state_after, result):
+        if rec.reason is not None:
+            raise _Unreplayable(rec.reason)
+        self.names = names = _Names()
+        self.fn_name = getattr(fn, '__name__', 'step')
+        arg_names = _arg_names(fn, args, kwargs)
+        paths = _param_paths(layers)
+        data_owner = dict(traced)  # id(array) -> Parameter whose .data it is
+        for p in params.values():
+            if p.data is not None:
+                data_owner[id(p.data)] = p
+        self.lines = []       # the body of the generated function
+        self.prelude = []     # lines run before it: argument extraction (as comments in .code)
+        self.arg_paths = []   # [(local name, path, kind)] passed to the generated function
+        self.param_guards = []
+        self.inplace = []     # arrays forward changes in place (batch norm stats): restored on error
+        self.grad_params = {}
+        self.state_guards = []
+        self.nodes_dot = []
+        arg_views = {id(t): (path, t) for path, t, v in arg_arrays if t is not None}
+        arg_vars = {id(v): (path, v) for path, t, v in arg_arrays if t is None}
+        local_of_path = {}
+
+        def arg_local(path):
+            if path not in local_of_path:
+                hint = arg_names.get(path[:2], '_'.join(map(str, path[1:])))
+                if len(path) > 2:
+                    hint += '_' + '_'.join(map(str, path[2:]))
+                local_of_path[path] = names.local(hint)
+                self.arg_paths.append((local_of_path[path], path))
+            return local_of_path[path]
+
+        def param_name(p):
+            if id(p) not in names.by_id:
+                self.param_guards.append((p, type(_plain(p.data)), p.data.shape, p.data.dtype))
+            return names.add(p, paths.get(id(p), p.name or 'param'))
+
+        def array_binding(a):
+            """An argument or parameter array as an expression, or None for a constant."""
+            if id(a) in arg_views:
+                return arg_local(arg_views[id(a)][0])
+            for path, t, v in arg_arrays:
+                if t is not None and np.shares_memory(a, t):
+                    if (a.shape == t.shape and a.strides == t.strides and a.dtype == t.dtype
+                            and a.__array_interface__['data'][0] == t.__array_interface__['data'][0]):
+                        return arg_local(path)
+                    return self._arg_view(a, t, arg_local(path))
+            p = data_owner.get(id(a))
+            if p is not None:
+                return f'{param_name(p)}.data'
+            origin = getattr(a, '_from', None)
+            if origin is not None:
+                source = array_binding(origin[0])
+                if source is not None:
+                    src, op, op_args, op_kwargs = origin
+                    parts = [self._literal(v) for v in op_args]
+                    parts += [f'{k}={self._literal(v)}' for k, v in op_kwargs.items()]
+                    return f'{source}.{op}({", ".join(parts)})'
+            return None
+
+        # --- the variables of the plan: its own objects (the traced graph stays the user's) ---
+        var_name = {}   # id(traced Variable) -> name of the plan's Variable
+        own_vars = {}
+        state_reads = {}
+        state_ids = {id(v): key for key, v in state_before.items() if v is not None}
+        funcs = {}
+
+        def input_name(x, node):
+            if id(x) in var_name:
+                return var_name[id(x)]
+            if id(x) in arg_vars:
+                name = arg_local(arg_vars[id(x)][0])
+                var_name[id(x)] = name
+                return name
+            if isinstance(x, Parameter):
+                return param_name(x)
+            if id(x) in state_ids:
+                layer, attr = state_ids[id(x)]
+                own = Variable(None)
+                name = names.add(own, f'{type(layer).__name__.lower()}_{attr}_in')
+                lname = names.add(layer, f'{type(layer).__name__.lower()}')
+                state_reads[(layer, attr)] = (name, lname)
+                self.state_guards.append((layer, attr, type(_plain(x.data)), x.data.shape, x.data.dtype))
+                self.lines.append(f'{name}.data = {lname}.{attr}.data; {name}.grad = None'
+                                  f'  # state read fresh')
+                var_name[id(x)] = name
+                return name
+            a = x.data
+            bound = array_binding(a) if isinstance(a, np.ndarray) else None
+            if bound is not None:
+                own = type(x)(None)
+                name = names.add(own, 'const')
+                self.lines.append(f'{name}.data = {bound}')
+                var_name[id(x)] = name
+                return name
+            if isinstance(a, _Traced):
+                raise _Unreplayable(f"an array computed from the step's values outside an operation "
+                                    f'(host NumPy code) is an input of {type(node.f).__name__} '
+                                    f'at {node.line}: a replay would keep the traced value')
+            name = names.add(x, (x.name or 'const'))
+            var_name[id(x)] = name
+            return name
+
+        def fresh_function(f):
+            g = copy.copy(f)
+            funcs[id(f)] = g
+            return g
+
+        pass_count = 0
+        result_vars = {}
+        for event in rec.events:
+            kind = event[0]
+            if kind == 'node':
+                node = event[1]
+                f = node.f
+                cls = type(f).__name__
+                g = fresh_function(f)
+                fname = names.add(g, f'{cls}')
+                ins = [input_name(x, node) for x in node.inputs]
+                self._bind_attrs(node, g, fname, array_binding)
+                outs = []
+                for k, y in enumerate(node.outputs):
+                    own = Variable(None)
+                    oname = names.add(own, cls.lower() if len(node.outputs) == 1 else f'{cls.lower()}{k}')
+                    var_name[id(y)] = oname
+                    own_vars[id(y)] = own
+                    outs.append(oname)
+                g.inputs = tuple(names.ns[n] if n in names.ns else None for n in ins)
+                if any(x is None for x in g.inputs):  # arguments given as Variables: set per call
+                    self.lines.append(f'{fname}.inputs = ({", ".join(ins)},)')
+                if len(outs) == 1 and f.outputs.__class__ is core._OutputRef:
+                    g.outputs = core._OutputRef(names.ns[outs[0]])
+                else:
+                    import weakref
+                    g.outputs = tuple(weakref.ref(names.ns[o]) for o in outs)
+                call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
+                tag = '  # draws random numbers' if node.draws else ''
+                if len(outs) == 1 and f.outputs.__class__ is core._OutputRef:
+                    self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
+                else:
+                    tmp = names.local('ys')
+                    self.lines.append(f'{tmp} = {call}{tag}')
+                    for k, o in enumerate(outs):
+                        self.lines.append(f'{o}.data = as_array({tmp}[{k}])')
+                self.nodes_dot.append((fname, cls, ins, outs))
+            elif kind == 'clear':
+                var = event[1]
+                if isinstance(var, Parameter):
+                    self.lines.append(f'{param_name(var)}.grad = None')
+                elif id(var) in var_name:
+                    self.lines.append(f'{var_name[id(var)]}.grad = None')
+                else:
+                    self.lines.append(f'{names.add(var, var.name or "var")}.grad = None')
+            elif kind == 'host':
+                _, hfn, hargs, hkwargs = event
+                for a in list(hargs) + list(hkwargs.values()):
+                    if isinstance(a, _Traced) or isinstance(a, Variable) and isinstance(a.data, _Traced):
+                        raise _Unreplayable(f'{hfn.__qualname__} is called with a value computed by '
+                                            f'the step')
+                fn_name = names.add(hfn, hfn.__qualname__.replace('.', '_'))
+                parts = [self._host_arg(a) for a in hargs]
+                parts += [f'{k}={self._host_arg(v)}' for k, v in hkwargs.items()]
+                self.lines.append(f'{fn_name}({", ".join(parts)})')
+            elif kind == 'pass':
+                pass_count += 1
+                self._backward(event[1], var_name, funcs, input_name, param_name)
+        # --- state the step left in its layers -------------------------------------
+        for key, after in state_after.items():
+            before = state_before.get(key, _MISSING)
+            if after is before:
+                continue
+            layer, attr = key
+            lname = names.add(layer, type(layer).__name__.lower())
+            if before is None or before is _MISSING:
+                self.state_guards.append((layer, attr, None, None, None))
+            elif key not in state_reads:
+                self.state_guards.append((layer, attr, type(_plain(before.data)), before.data.shape,
+                                          before.data.dtype))
+            if after is None:
+                self.lines.append(f'{lname}.{attr} = None')
+            elif id(after) in var_name and id(after) in own_vars:
+                if after.creator is not None:
+                    raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
+                                        f'(call unchain_backward() in the step, as truncated BPTT '
+                                        f'does): a replay cannot keep a graph')
+                self.lines.append(f'{lname}.{attr} = Variable({var_name[id(after)]}.data)'
+                                  f'  # state kept for the next call')
+            else:
+                raise _Unreplayable(f'the step sets {type(layer).__name__}.{attr} to a value it did '
+                                    f'not compute with an operation')
+        for key in state_reads:
+            if key not in state_after or state_after[key] is state_before.get(key):
+                pass
+        # --- the result ------------------------------------------------------------
+        self.result_template = self._template(result, var_name, own_vars, arg_vars, arg_views,
+                                              result_vars)
+        returns = sorted(result_vars.values())
+        self.returns = returns
+        self.lines.append(f'return ({", ".join(returns)}{"," if returns else ""})')
+        self.grad_params = list({id(p): p for p, *_ in self.param_guards}.values())
+        self.source = self._source()
+        scope = {}
+        exec(compile(self.source, f'<static_graph {self.fn_name}>', 'exec'), names.ns, scope)
+        self._replay = scope[self.fn_name]
+        self.keep = None
+
+    # --- pieces of the build ------------------------------------------------------
+    def _arg_view(self, a, t, local):
+        if not t.flags.c_contiguous:
+            raise _Unreplayable('a view of a non-contiguous argument is used by an operation')
+        offset = a.__array_interface__['data'][0] - t.__array_interface__['data'][0]
+        if offset % t.itemsize or a.dtype != t.dtype:
+            raise _Unreplayable('an argument is viewed with another dtype by an operation')
+        name = self.names.add(_view, '_view')
+        return f'{name}({local}, {offset // t.itemsize}, {a.shape!r}, {a.strides!r})'
+
+    def _bind_attrs(self, node, g, fname, array_binding):
+        f = node.f
+        init = _init_names(type(f))
+        traced_inputs = any(isinstance(x.data, _Traced) for x in node.inputs)
+        for attr in _slot_names(type(f)):
+            if attr in ('inputs', 'outputs', 'generation', 'output_specs'):
+                continue
+            value = getattr(f, attr, None)
+            arrays = _arrays_in(value)
+            if not arrays:
+                continue
+            exprs, bound = [], False
+            for a in arrays:
+                e = array_binding(a)
+                if e is None and isinstance(a, _Traced):
+                    if attr not in init and traced_inputs:
+                        break  # set by forward from its inputs: recomputed at replay
+                    raise _Unreplayable(f'an array computed from the step\'s values outside an '
+                                        f'operation is the {attr!r} of {type(f).__name__} at '
+                                        f'{node.line}: a replay would keep the traced value')
+                exprs.append(e)
+                bound = bound or e is not None
+            else:
+                if not bound:
+                    continue
+                if isinstance(value, np.ndarray):
+                    self.lines.append(f'{fname}.{attr} = {exprs[0]}')
+                    if f'{exprs[0]}'.endswith('.data') and attr not in ('slices',):
+                        self.inplace.append((g, attr))
+                else:
+                    parts, it = [], iter(exprs)
+                    for v in value:
+                        if isinstance(v, np.ndarray):
+                            e = next(it)
+                            parts.append(e if e is not None else self.names.add(v, 'index'))
+                        else:
+                            parts.append(repr(v))
+                    text = ', '.join(parts) + (',' if len(parts) == 1 else '')
+                    self.lines.append(f'{fname}.{attr} = ({text})' if isinstance(value, tuple)
+                                      else f'{fname}.{attr} = [{text}]')
+
+    def _literal(self, v):
+        if v is None or isinstance(v, (bool, int, float, str)) or (
+                isinstance(v, tuple) and all(isinstance(u, int) for u in v)):
+            return repr(v)
+        if isinstance(v, type) and v.__module__ == 'numpy':
+            return f'np.{v.__name__}'
+        if isinstance(v, np.dtype):
+            return f'np.dtype({v.str!r})'
+        return self.names.add(v, 'value')
+
+    def _host_arg(self, a):
+        if a is None or isinstance(a, (bool, int, float, str)):
+            return repr(a)
+        if isinstance(a, list) and all(isinstance(p, Parameter) for p in a):
+            return self.names.add(a, 'params')
+        return self.names.add(a, type(a).__name__.lower())
+
+    def _backward(self, pass_, var_name, funcs, input_name, param_name):
+        """Write one backward pass out: the engine's order, its accumulation, its leaf storing."""
+        lines, names = self.lines, self.names
+        root_line = []
+        grad = {}     # id(traced Variable) -> local name of its running gradient (arrival order)
+        owner = {}    # id(traced Variable) -> traced Variable
+        seeds = []
+        for root, seed in pass_.seeds:
+            if id(root) not in var_name:
+                raise _Unreplayable('backward() of a Variable the step did not compute')
+            sd = seed.data
+            if not (isinstance(sd, np.ndarray) and sd.shape == root.data.shape and (sd == 1).all()):
+                raise _Unreplayable('backward() with a seed gradient other than ones')
+            gname = names.local(f'g_{var_name[id(root)]}')
+            root_line.append(f'{gname} = Variable(np.ones_like({var_name[id(root)]}.data))')
+            grad[id(root)] = gname
+            owner[id(root)] = root
+            seeds.append(f'{var_name[id(root)]}: {gname}')
+        lines.append(f'# backward pass ({len(pass_.steps)} nodes, the order the engine ran them)')
+        lines += root_line
+        lines.append('_set_backprop(False)')
+        names.ns['_set_backprop'] = _set_backprop
+        seen = []
+        for f, gys, gxs in pass_.steps:
+            g = funcs.get(id(f))
+            if g is None:
+                raise _Unreplayable(f'backward reached {type(f).__name__}, an operation made before '
+                                    f'the step (a graph kept across calls)')
+            fname = names.by_id[id(g)]
+            seen.append(fname)
+            outputs = f.outputs
+            if outputs.__class__ is core._OutputRef:
+                y = outputs()
+                if y is None or id(y) not in grad:
+                    raise _Unreplayable(f'{type(f).__name__}: a gradient the replay cannot follow')
+                gy_exprs = [grad.pop(id(y))]
+            else:
+                gy_exprs = []
+                for ref, (shape, dtype) in zip(outputs, f.output_specs):
+                    y = ref()
+                    if y is not None and id(y) in grad:
+                        gy_exprs.append(grad.pop(id(y)))
+                    else:
+                        gy_exprs.append(f'Variable(np.zeros({shape!r}, np.{np.dtype(dtype).name}))')
+            for y in ([outputs()] if outputs.__class__ is core._OutputRef else [r() for r in outputs]):
+                if y is not None and (_hooks._variable_hooks.get(y) is not None):
+                    raise _Unreplayable('a hook or retain_grad() on an intermediate Variable')
+            gx = names.local('gx')
+            lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
+            for i, (x, gxi) in enumerate(zip(f.inputs, gxs)):
+                if gxi is None:
+                    continue
+                expr = f'{gx}[{i}]'
+                if gxi.__class__ is not Variable or gxi.data.shape != x.data.shape:
+                    expr = f'_check_grad({expr}, {fname}.inputs[{i}], "{type(f).__name__}.backward")'
+                if id(x) in grad:
+                    lines.append(f'{grad[id(x)]} = Variable(as_array({grad[id(x)]}.data + {expr}.data))')
+                else:
+                    xname = var_name.get(id(x)) or input_name(x, None)
+                    gname = names.local(f'g_{xname}')
+                    lines.append(f'{gname} = {expr}')
+                    grad[id(x)] = gname
+                    owner[id(x)] = x
+        names.ns['_tuple'] = _tuple
+        names.ns['_store_leaf_grads'] = _store_leaf_grads
+        leaves = []
+        for xid, gname in grad.items():
+            x = owner[xid]
+            if id(x) in var_name:
+                xname = var_name[id(x)]
+            elif isinstance(x, Parameter):
+                xname = param_name(x)
+            else:
+                xname = input_name(x, None)
+            leaves.append(f'{xname}: {gname}')
+        seen_name = names.local('seen')
+        lines.append(f'{seen_name} = {{{", ".join(seen)}}}')
+        lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
+        lines.append('_set_backprop(True)')
+
+    def _template(self, value, var_name, own_vars, arg_vars, arg_views, result_vars):
+        if isinstance(value, Variable):
+            if id(value) in own_vars:
+                name = var_name[id(value)]
+                result_vars[name] = name
+                return ('var', name)
+            if id(value) in arg_vars:
+                return ('arg', arg_vars[id(value)][0])
+            if isinstance(value, Parameter) or not isinstance(value.data, _Traced):
+                return ('const', value)
+            raise _Unreplayable('the step returns a Variable computed outside an operation '
+                                '(e.g. accuracy(), or a Variable made from .data)')
+        if isinstance(value, np.ndarray):
+            for vid, own in own_vars.items():
+                pass
+            if id(value) in arg_views:
+                return ('arg', arg_views[id(value)][0])
+            if isinstance(value, _Traced):
+                raise _Unreplayable('the step returns an array computed from its values '
+                                    '(return the Variable instead)')
+            return ('copy', value)
+        if isinstance(value, (tuple, list)):
+            return (type(value), [self._template(v, var_name, own_vars, arg_vars, arg_views, result_vars)
+                                  for v in value])
+        if isinstance(value, dict):
+            return (dict, {k: self._template(v, var_name, own_vars, arg_vars, arg_views, result_vars)
+                           for k, v in value.items()})
+        if value is None or isinstance(value, (bool, int, float, complex, str)):
+            return ('const', value)
+        raise _Unreplayable(f'the step returns a {type(value).__name__}')
+
+    def _source(self):
+        params = ', '.join(n for n, _ in self.arg_paths)
+        body = '\n'.join('    ' + line for line in self.lines)
+        return (f'def {self.fn_name}({params}):\n'
+                f'    """Generated by dezero_kr.static_graph: the replay of one traced call."""\n'
+                f'{body}\n')
+
+    # --- running -----------------------------------------------------------------
+    def guard(self, args, kwargs):
+        for p, cls, shape, dtype in self.param_guards:
+            d = p.data
+            if d.__class__ is not cls or d.shape != shape or d.dtype != dtype:
+                return False
+        for layer, attr, cls, shape, dtype in self.state_guards:
+            v = getattr(layer, attr, None)
+            if cls is None:
+                if v is not None:
+                    return False
+            elif not isinstance(v, Variable) or v.data.__class__ is not cls or v.data.shape != shape \
+                    or v.data.dtype != dtype:
+                return False
+        return True
+
+    def run(self, args, kwargs):
+        values = [_get_path(args, kwargs, path) for _, path in self.arg_paths]
+        saved_grads = [(p, p.grad) for p in self.grad_params]
+        saved_inplace = [(a, a.copy()) for a in (getattr(g, attr) for g, attr in self.inplace)
+                         if isinstance(a, np.ndarray)]
+        saved_state = [(layer, attr, getattr(layer, attr, None))
+                       for layer, attr, *_ in self.state_guards]
+        old = Config.enable_backprop
+        try:
+            out = self._replay(*values)
+        except BaseException:
+            for p, g in saved_grads:
+                p.grad = g
+            for a, copy_ in saved_inplace:
+                a[...] = copy_
+            for layer, attr, v in saved_state:
+                setattr(layer, attr, v)
+            raise
+        finally:
+            if Config.enable_backprop != old:
+                _set_backprop(old)
+        arrays = dict(zip(self.returns, out))
+        return self._build(self.result_template, arrays, args, kwargs)
+
+    def _build(self, t, arrays, args, kwargs):
+        kind = t[0]
+        if kind == 'var':
+            return Variable(arrays[t[1]].data)
+        if kind == 'arg':
+            return _get_path(args, kwargs, t[1])
+        if kind == 'const':
+            return t[1]
+        if kind == 'copy':
+            return t[1].copy()
+        if kind is dict:
+            return {k: self._build(v, arrays, args, kwargs) for k, v in t[1].items()}
+        return kind(self._build(v, arrays, args, kwargs) for v in t[1])
+
+    def dot(self):
+        """DOT text of the plan: one box per operation, ellipses for the arrays between them."""
+        lines = ['digraph g {']
+        seen = set()
+        for fname, cls, ins, outs in self.nodes_dot:
+            lines.append(f'{fname} [label="{cls}", color=lightblue, style=filled, shape=box]')
+            for v in ins + outs:
+                if v not in seen:
+                    seen.add(v)
+                    color = ', color=orange, style=filled' if v in self.names.ns and isinstance(
+                        self.names.ns[v], Parameter) else ''
+                    lines.append(f'{v} [label="{v}"{color}]')
+            for v in ins:
+                lines.append(f'{v} -> {fname}')
+            for v in outs:
+                lines.append(f'{fname} -> {v}')
+        lines.append('}')
+        return '\n'.join(lines)
+
+
+def _set_backprop(value):
+    core._set_enable_backprop(Config, value)
+
+
+def _tuple(gxs):
+    return gxs if gxs.__class__ is tuple else (gxs,)
+
+
+def _store_leaf_grads(grads, seen, seeds):
+    """The engine's own leaf storing (``core._store_leaf_grads``), as ``backprop`` calls it."""
+    run = core._Pass(seeds, False, None, False)
+    core._store_leaf_grads(grads, seen, run)
+
+
+def _view(arg, offset, shape, strides):
+    """The view of a C-contiguous argument that the traced call used (same offset and strides)."""
+    return np.lib.stride_tricks.as_strided(arg.reshape(-1)[offset:], shape, strides)
