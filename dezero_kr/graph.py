@@ -591,6 +591,12 @@ def plot_dot_graph(output, verbose=True, to_file='graph.png', *, renderer=None, 
     before the renderer is stopped.  Other keywords go to ``get_dot_graph``.
     """
     text = get_dot_graph(output, verbose, **options)
+    return render_dot(text, to_file, renderer=renderer, timeout=timeout, keep_dot=keep_dot)
+
+
+def render_dot(text, to_file='graph.png', *, renderer=None, timeout=60.0, keep_dot=True):
+    """Render the DOT ``text`` into ``to_file`` as ``plot_dot_graph`` does (same renderer, same
+    files, same errors); ``static_graph``'s ``plot`` uses it.  Returns a ``RenderedGraph``."""
     path, stem, fmt = _target(to_file)
     if fmt in _TEXT_FORMATS:
         _write_text(path, text)

@@ -231,6 +231,8 @@ class _Recorder:
         self.nodes[id(f)] = node
         for y in outputs:
             self.outputs[id(y)] = y
+            if y.data.__class__ is np.ndarray:  # np.asarray inside forward drops the subclass
+                y.data = y.data.view(_Traced)
 
     def lazy_init(self):
         """True if a parameter got its first array since the last look (a layer's lazy init draws)."""
@@ -569,6 +571,8 @@ def _trace(fn, args, kwargs):
     def taint_var(v):
         if v.data is not None and not isinstance(v.data, _Traced) and isinstance(v.data, np.ndarray):
             originals.setdefault(id(v), (v, v.data))
+            if isinstance(v, Parameter):
+                traced[id(v.data)] = v  # the plain array: operations may keep it (batch norm)
             v.data = v.data.view(_Traced)
 
     arg_arrays = []  # (path, traced view, plain array)
@@ -586,6 +590,7 @@ def _trace(fn, args, kwargs):
             return type(value)(taint_arg(v, path + (i,)) for i, v in enumerate(value))
         return value
 
+    traced = {}  # id(an array that was a parameter's .data during the trace) -> the Parameter
     targs = tuple(taint_arg(a, ('args', i)) for i, a in enumerate(args))
     tkwargs = {k: taint_arg(v, ('kwargs', k)) for k, v in kwargs.items()}
     for path, t, value in arg_arrays:
@@ -622,7 +627,6 @@ def _trace(fn, args, kwargs):
                 traced[id(p.data)] = p
 
     rec.before_host, rec.after_host = before_host, after_host
-    traced = {}  # id(traced view of a parameter's data) -> the Parameter
     for p in params.values():
         taint_var(p)
         if p.data is not None:
@@ -889,14 +893,16 @@ class _Plan:
                 g.inputs = tuple(names.ns[n] if n in names.ns else None for n in ins)
                 if any(x is None for x in g.inputs):  # arguments given as Variables: set per call
                     self.lines.append(f'{fname}.inputs = ({", ".join(ins)},)')
-                if len(outs) == 1 and f.outputs.__class__ is core._OutputRef:
+                single = len(outs) == 1 and getattr(f, 'outputs', None).__class__ in (
+                    core._OutputRef, type(None))  # no outputs recorded under no_grad
+                if single:
                     g.outputs = core._OutputRef(names.ns[outs[0]])
                 else:
                     import weakref
                     g.outputs = tuple(weakref.ref(names.ns[o]) for o in outs)
                 call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
                 tag = '  # draws random numbers' if node.draws else ''
-                if len(outs) == 1 and f.outputs.__class__ is core._OutputRef:
+                if single:
                     self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
                 else:
                     tmp = names.local('ys')
