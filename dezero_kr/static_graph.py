@@ -702,24 +702,23 @@ class _Names:
         self.ns = {'Variable': Variable, 'np': np, 'as_array': as_array, '_check_grad': core._check_grad}
         self.used = set(self.ns) | {'args', 'kwargs', 'self'}
         self.by_id = {}
+        self.counters = {}  # base -> the next suffix to try (names are made in O(1), not O(n))
 
     def add(self, obj, hint):
         if id(obj) in self.by_id:
             return self.by_id[id(obj)]
-        base = _identifier(hint)
-        name, k = base, itertools.count(1)
-        while name in self.used:
-            name = f'{base}_{next(k)}'
-        self.used.add(name)
+        name = self.local(hint)
         self.ns[name] = obj
         self.by_id[id(obj)] = name
         return name
 
     def local(self, hint):
         base = _identifier(hint)
-        name, k = base, itertools.count(1)
+        name = base
         while name in self.used:
-            name = f'{base}_{next(k)}'
+            k = self.counters.get(base, 1)
+            self.counters[base] = k + 1
+            name = f'{base}_{k}'
         self.used.add(name)
         return name
 
@@ -782,6 +781,7 @@ class _Plan:
         self.grad_params = {}
         self.state_guards = []
         self.nodes_dot = []
+        self.cached = []      # (function, attribute) that forward sets: released after the call
         arg_views = {id(t): (path, t) for path, t, v in arg_arrays if t is not None}
         arg_vars = {id(v): (path, v) for path, t, v in arg_arrays if t is None}
         local_of_path = {}
@@ -963,7 +963,17 @@ class _Plan:
                                               result_vars)
         returns = sorted(result_vars.values())
         self.returns = returns
-        self.lines.append(f'return ({", ".join(returns)}{"," if returns else ""})')
+        # Nothing of this call is kept once it returns (the eager graph is freed too): the arrays
+        # of the variables and what forward cached on the operations (peak memory <= eager's).
+        out = names.local('out')
+        self.lines.append(f'{out} = ({", ".join(r + ".data" for r in returns)}{"," if returns else ""})')
+        names.ns['_release'] = _release
+        names.ns['_own_vars'] = tuple(own_vars.values()) + tuple(
+            v for v in names.ns.values() if isinstance(v, Variable) and v.data is None
+            and not isinstance(v, Parameter))
+        names.ns['_cached'] = tuple(self.cached)
+        self.lines.append('_release(_own_vars, _cached)')
+        self.lines.append(f'return {out}')
         self.grad_params = list({id(p): p for p, *_ in self.param_guards}.values())
         self.source = self._source()
         scope = {}
@@ -997,6 +1007,7 @@ class _Plan:
                 e = array_binding(a)
                 if e is None and isinstance(a, _Traced):
                     if attr not in init and traced_inputs:
+                        self.cached.append((g, attr))
                         break  # set by forward from its inputs: recomputed at replay
                     raise _Unreplayable(f'an array computed from the step\'s values outside an '
                                         f'operation is the {attr!r} of {type(f).__name__} at '
@@ -1045,7 +1056,7 @@ class _Plan:
         root_line = []
         grad = {}     # id(traced Variable) -> local name of its running gradient (arrival order)
         owner = {}    # id(traced Variable) -> traced Variable
-        seeds = []
+        seeds, seed_names = [], set()
         for root, seed in pass_.seeds:
             if id(root) not in var_name:
                 raise _Unreplayable('backward() of a Variable the step did not compute')
@@ -1055,6 +1066,7 @@ class _Plan:
             gname = names.local(f'g_{var_name[id(root)]}')
             root_line.append(f'{gname} = Variable(np.ones_like({var_name[id(root)]}.data))')
             grad[id(root)] = gname
+            seed_names.add(gname)
             owner[id(root)] = root
             seeds.append(f'{var_name[id(root)]}: {gname}')
         lines.append(f'# backward pass ({len(pass_.steps)} nodes, the order the engine ran them)')
@@ -1088,6 +1100,9 @@ class _Plan:
                     raise _Unreplayable('a hook or retain_grad() on an intermediate Variable')
             gx = names.local('gx')
             lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
+            done = [e for e in gy_exprs if e.isidentifier() and e not in seed_names]
+            if done:  # freed as the engine pops them: peak memory as eager's
+                lines.append(f'del {", ".join(done)}')
             for i, (x, gxi) in enumerate(zip(f.inputs, gxs)):
                 if gxi is None:
                     continue
@@ -1102,6 +1117,7 @@ class _Plan:
                     lines.append(f'{gname} = {expr}')
                     grad[id(x)] = gname
                     owner[id(x)] = x
+            lines.append(f'del {gx}')
         names.ns['_tuple'] = _tuple
         names.ns['_store_leaf_grads'] = _store_leaf_grads
         leaves = []
@@ -1173,7 +1189,7 @@ class _Plan:
                 return False
         return True
 
-    def run(self, args, kwargs):
+    def run(self, args, kwargs):  # noqa: C901
         values = [_get_path(args, kwargs, path) for _, path in self.arg_paths]
         saved_grads = [(p, p.grad) for p in self.grad_params]
         saved_inplace = [(a, a.copy()) for a in (getattr(g, attr) for g, attr in self.inplace)
@@ -1200,7 +1216,7 @@ class _Plan:
     def _build(self, t, arrays, args, kwargs):
         kind = t[0]
         if kind == 'var':
-            return Variable(arrays[t[1]].data)
+            return Variable(arrays[t[1]])
         if kind == 'arg':
             return _get_path(args, kwargs, t[1])
         if kind == 'const':
@@ -1229,6 +1245,14 @@ class _Plan:
                 lines.append(f'{fname} -> {v}')
         lines.append('}')
         return '\n'.join(lines)
+
+
+def _release(variables, cached):
+    """Drop the arrays one replay made: the variables' data and what forward kept on the operations."""
+    for v in variables:
+        v.data = None
+    for f, attr in cached:
+        setattr(f, attr, None)
 
 
 def _set_backprop(value):
