@@ -509,15 +509,46 @@ class StaticGraph:
             plans = self._cache.get(key)
             if plans is not None:
                 self._cache.move_to_end(key)
-                for plan in plans:
+                for i, plan in enumerate(plans):
                     if plan.guard(args, kwargs):
                         if plan.eager:
                             self.stats['eager'] += 1
                             return self.fn(*args, **kwargs)
+                        if plan.frozen and not plan.confirmed:
+                            return self._confirm(key, i, plan, args, kwargs, keep)
                         self._last = plan
                         self.stats['replays'] += 1
                         return plan.run(args, kwargs)
             return self._trace(key, args, kwargs, keep)
+
+    def _confirm(self, key, i, plan, args, kwargs, keep):
+        """Trace a second call and compare the constants the first one built outside operations.
+
+        An array made by host NumPy code from the step's data without a value
+        being read (``q[np.arange(n), t] += 1`` writes labels into a new array)
+        cannot be seen while tracing; it differs between calls, so a second
+        trace that finds the same constants confirms the plan.  (Equal data in
+        two calls would hide it: such a step is not trusted more than that.)
+        """
+        self.stats['traces'] += 1
+        result, new = _trace(self.fn, args, kwargs)
+        new.keep = keep
+        if not new.eager:
+            changed = _changed_constant(plan.frozen, new.frozen)
+            if changed is None:
+                new.confirmed = True
+                self._last = new
+            else:
+                new = _Eager(f'{changed} was built outside an operation from values that change '
+                             f'between calls (host NumPy code): a replay would keep the first one')
+        if new.eager:
+            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
+                       f'for this signature: {new.reason}')
+            if self.strict:
+                raise StaticGraphError(message)
+            warnings.warn(message, StaticGraphWarning, stacklevel=4)
+        self._cache[key][i] = new
+        return result
 
     def _trace(self, key, args, kwargs, keep):
         self.stats['traces'] += 1
@@ -541,6 +572,16 @@ class StaticGraph:
                 del self._cache[oldest_key]
             self.stats['evictions'] += 1
         return result
+
+
+def _changed_constant(old, new):
+    """The description of the first constant that differs between two traces, or None."""
+    if len(old) != len(new):
+        return 'the set of constants'
+    for (what, a), (_, b) in zip(old, new):
+        if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(a, b, equal_nan=a.dtype.kind in 'fc'):
+            return what
+    return None
 
 
 def static_graph(fn=None, *, max_cache=8, strict=False):
@@ -760,6 +801,7 @@ class _Plan:
     """The replay of one traced signature: generated source, its namespace, guards and result."""
     eager = False
     reason = None
+    confirmed = False
 
     def __init__(self, fn, rec, args, kwargs, arg_arrays, params, traced, layers, state_before,
                  state_after, result):
@@ -782,6 +824,9 @@ class _Plan:
         self.state_guards = []
         self.nodes_dot = []
         self.cached = []      # (function, attribute) that forward sets: released after the call
+        # Arrays built outside operations and kept as constants (a mask, positions, smoothed
+        # labels made by NumPy): the next call traces again and compares them (see StaticGraph).
+        self.frozen = []
         arg_views = {id(t): (path, t) for path, t, v in arg_arrays if t is not None}
         arg_vars = {id(v): (path, v) for path, t, v in arg_arrays if t is None}
         local_of_path = {}
@@ -864,6 +909,8 @@ class _Plan:
                                     f'at {node.line}: a replay would keep the traced value')
             name = names.add(x, (x.name or 'const'))
             var_name[id(x)] = name
+            if isinstance(a, np.ndarray):
+                self.frozen.append((f'an input of {type(node.f).__name__} at {node.line}', a))
             return name
 
         def fresh_function(f):
@@ -1014,6 +1061,8 @@ class _Plan:
                                         f'{node.line}: a replay would keep the traced value')
                 exprs.append(e)
                 bound = bound or e is not None
+                if e is None and attr in init:
+                    self.frozen.append((f'the {attr!r} of {type(f).__name__} at {node.line}', a))
             else:
                 if not bound:
                     continue

@@ -298,8 +298,9 @@ def _gpt_run(static, steps=3):
 
 
 def test_gpt_train_configuration_with_dropout():
-    eager, static = _gpt_run(False), _gpt_run(True)
-    assert static['step'].stats['replays'] == 2
+    eager, static = _gpt_run(False, steps=4), _gpt_run(True, steps=4)
+    # positions and the causal mask are constants built in the step: confirmed by a second trace
+    assert static['step'].stats == {'traces': 2, 'replays': 2, 'eager': 0, 'evictions': 0}
     _assert_same(eager, static)
     assert eager['clip'] == static['clip'] and eager['alpha'] == static['alpha']
 
@@ -595,3 +596,36 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match='max_cache'):
         static_graph(lambda: None, max_cache=0)
     assert dezero_kr.static_graph is static_graph
+
+
+def test_constants_written_from_the_batch_in_place_are_caught_by_the_second_trace():
+    # q[arange, t] += ... writes label values into a plain array: nothing is read as a Python value,
+    # so the first trace cannot see it; the second call traces again and finds q changed.
+    def body(model, opt, x, t):
+        y = model(x)
+        n, c = y.shape
+        q = np.full((n, c), 0.1 / c, dtype=y.dtype)
+        q[np.arange(n), t] += 0.9
+        loss = -F.sum(q * F.log_softmax(y)) / n
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+    batches = _batches(5)
+    eager = _train(_mlp, body, batches, False)
+    with pytest.warns(StaticGraphWarning, match="'c' of MulConstant"):
+        static = _train(_mlp, body, batches, True)
+    _assert_same(eager, static)
+    assert static['step'].stats == {'traces': 2, 'replays': 0, 'eager': 3, 'evictions': 0}
+
+
+def test_constants_that_do_not_change_are_confirmed_once():
+    model, opt = _mlp()
+
+    @static_graph
+    def step(x):
+        return F.sum(model(x) * np.arange(3, dtype=np.float32))  # a constant built in the step
+    xs = [b[0] for b in _batches(4)]
+    out = [float(step(x).data) for x in xs]
+    assert out == [float(F.sum(model(x) * np.arange(3, dtype=np.float32)).data) for x in xs]
+    assert step.stats == {'traces': 2, 'replays': 2, 'eager': 0, 'evictions': 0}
