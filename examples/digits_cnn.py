@@ -2,6 +2,7 @@
 
     python examples/digits_cnn.py                  # 30 epochs
     python examples/digits_cnn.py --plot plots     # + digits_cnn_curves.png, digits_cnn_filters.png
+    python examples/digits_cnn.py --static         # the training step traced once and replayed
 
 The same bundled ``Digits`` as ``digits_mlp.py``, read as images (N, 1, 8, 8)
 (``Digits(flatten=False)``):
@@ -54,6 +55,8 @@ class DigitsCNN(Model):
 def main(argv=None):
     p = _util.parser(__doc__, epochs=30)
     p.add_argument('--plain', action='store_true', help='no augmentation, label smoothing or dropout')
+    p.add_argument('--static', action='store_true',
+                   help='train with dezero_kr.static_graph (Define-and-Run; the same numbers)')
     args = p.parse_args(argv)
     start = time.perf_counter()
 

@@ -629,3 +629,32 @@ def test_constants_that_do_not_change_are_confirmed_once():
     out = [float(step(x).data) for x in xs]
     assert out == [float(F.sum(model(x) * np.arange(3, dtype=np.float32)).data) for x in xs]
     assert step.stats == {'traces': 2, 'replays': 2, 'eager': 0, 'evictions': 0}
+
+
+# =============================================================================
+# --static in the examples: the same printed numbers as eager
+# =============================================================================
+@pytest.mark.parametrize('script, argv', [
+    ('digits_mlp.py', ['--epochs', '2']),
+    ('digits_cnn.py', ['--epochs', '1']),
+    (os.path.join('gpt', 'train.py'), ['--fast', '--steps', '12', '--log-every', '4', '--samples', '2']),
+], ids=['digits_mlp', 'digits_cnn', 'gpt'])
+def test_examples_static_flag_prints_the_same_numbers(script, argv, tmp_path):
+    import subprocess
+    from _subproc import python_env
+
+    def run(extra):
+        out = subprocess.run([sys.executable, os.path.join(ROOT, 'examples', script), '--no-progress'] + argv
+                             + extra if 'digits' in script else
+                             [sys.executable, os.path.join(ROOT, 'examples', script)] + argv + extra,
+                             capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                             env=python_env(DEZERO_KR_BLAS_THREADS='0'))
+        assert out.returncode == 0, out.stderr[-3000:]
+        assert 'StaticGraphWarning' not in out.stderr, out.stderr[-3000:]
+        # every line but the timings
+        return [re.sub(r'\d+\.\d+s|\d+\.\d+ s\b|in \d+\.\d+', 'T', line) for line in out.stdout.splitlines()
+                if 'time' not in line.lower() and 'seconds' not in line]
+    import re
+    eager, static = run([]), run(['--static'])
+    assert len(eager) > 3
+    assert eager == static
