@@ -97,13 +97,23 @@ class _Unreplayable(Exception):
 _tracing = threading.local()  # .recorder: the active _Recorder of this thread, or absent
 
 
+_internal_files = {}  # co_filename -> True for dezero_kr's and NumPy's own files (cached)
+
+
+def _internal(filename):
+    known = _internal_files.get(filename)
+    if known is None:
+        path = os.path.abspath(filename)
+        known = _internal_files[filename] = (path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)
+                                             or filename.startswith('<frozen'))
+    return known
+
+
 def _user_line(depth=2):
     """``file:line`` of the innermost frame outside dezero_kr and NumPy (the user's code)."""
     frame = sys._getframe(depth)
     while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not (path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)
-                or frame.f_code.co_filename.startswith('<frozen')):
+        if not _internal(frame.f_code.co_filename):
             return f'{frame.f_code.co_filename}:{frame.f_lineno}'
         frame = frame.f_back
     return '<unknown>'
@@ -115,8 +125,7 @@ def _value_read(arr, what):
     if rec is None:
         return
     frame = sys._getframe(2)
-    path = os.path.abspath(frame.f_code.co_filename)
-    if path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR):
+    if _internal(frame.f_code.co_filename):
         return  # the engine's own checks (label ranges, rules' special cases) run again at replay
     rec.fail(f'{what} of a value computed by the step at {frame.f_code.co_filename}:'
              f'{frame.f_lineno} (Python control flow or a number that depends on the data: '
@@ -389,6 +398,11 @@ def _layers_of(fn, args, kwargs):
                 roots.append(cell.cell_contents)
             except ValueError:
                 pass
+    # One level into other objects (a training-loop class holding the model and optimizer).
+    for obj in list(roots):
+        if not isinstance(obj, (Layer, list, tuple, dict, type)) and hasattr(obj, '__dict__') \
+                and not inspect.ismodule(obj) and not callable(obj):
+            roots += list(vars(obj).values())
     layers, seen, stack = [], set(), list(roots)
     while stack:
         obj = stack.pop()

@@ -658,3 +658,27 @@ def test_examples_static_flag_prints_the_same_numbers(script, argv, tmp_path):
     eager, static = run([]), run(['--static'])
     assert len(eager) > 3
     assert eager == static
+
+
+def test_variable_arguments_get_their_gradients():
+    def run(static):
+        model, opt = _mlp()
+
+        def step(x, t):
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            return loss
+        if static:
+            step = static_graph(step)
+        grads = []
+        for x, t in _batches(4):
+            xv = Variable(x)
+            step(xv, t)
+            grads.append(xv.grad.data.copy())
+        return grads, step
+    eager, _ = run(False)
+    static, step = run(True)
+    for a, b in zip(eager, static):
+        np.testing.assert_array_equal(a, b)
+    assert step.stats['replays'] == 3
