@@ -838,6 +838,7 @@ class _Plan:
         self.state_guards = []
         self.nodes_dot = []
         self.cached = []      # (function, attribute) that forward sets: released after the call
+        self.templated = {}   # id(function) -> (name, input names, output name): rule written out
         # Arrays built outside operations and kept as constants (a mask, positions, smoothed
         # labels made by NumPy): the next call traces again and compares them (see StaticGraph).
         self.frozen = []
@@ -963,7 +964,13 @@ class _Plan:
                     g.outputs = tuple(weakref.ref(names.ns[o]) for o in outs)
                 call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
                 tag = '  # draws random numbers' if node.draws else ''
-                if single:
+                if single and _templatable(node):
+                    self.templated[id(g)] = (fname, ins, outs[0])
+                    expr = _TEMPLATES[type(f)][0](g, [n + '.data' for n in ins])
+                    self.lines.append(f'{outs[0]}.data = {expr}  # {cls}')
+                elif single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
+                    self.lines.append(f'{outs[0]}.data = {call}{tag}')
+                elif single:
                     self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
                 else:
                     tmp = names.local('ys')
@@ -1114,26 +1121,34 @@ class _Plan:
         return self.names.add(a, type(a).__name__.lower())
 
     def _backward(self, pass_, var_name, funcs, input_name, param_name):
-        """Write one backward pass out: the engine's order, its accumulation, its leaf storing."""
+        """Write one backward pass out: the engine's order, its accumulation, its leaf storing.
+
+        Gradients are held as arrays (a rule gets its ``gy`` as a Variable around
+        the same array): the additions are the engine's ``g.data + gx.data``.
+        Operations with a NumPy template (``_TEMPLATES``) have their rule
+        written out instead of called: the very expressions of the rule.
+        """
         lines, names = self.lines, self.names
-        root_line = []
         grad = {}     # id(traced Variable) -> local name of its running gradient (arrival order)
         owner = {}    # id(traced Variable) -> traced Variable
         seeds, seed_names = [], set()
+        root_lines = []
         for root, seed in pass_.seeds:
             if id(root) not in var_name:
                 raise _Unreplayable('backward() of a Variable the step did not compute')
             sd = seed.data
             if not (isinstance(sd, np.ndarray) and sd.shape == root.data.shape and (sd == 1).all()):
                 raise _Unreplayable('backward() with a seed gradient other than ones')
-            gname = names.local(f'g_{var_name[id(root)]}')
-            root_line.append(f'{gname} = Variable(np.ones_like({var_name[id(root)]}.data))')
+            rname = var_name[id(root)]
+            gname = names.local(f'g_{rname}')
+            root_lines.append(f'{gname}_seed = Variable(np.ones_like({rname}.data))')
+            root_lines.append(f'{gname} = {gname}_seed.data')
             grad[id(root)] = gname
             seed_names.add(gname)
             owner[id(root)] = root
-            seeds.append(f'{var_name[id(root)]}: {gname}')
+            seeds.append(f'{rname}: {gname}_seed')
         lines.append(f'# backward pass ({len(pass_.steps)} nodes, the order the engine ran them)')
-        lines += root_line
+        lines += root_lines
         lines.append('_set_backprop(False)')
         names.ns['_set_backprop'] = _set_backprop
         seen = []
@@ -1149,38 +1164,55 @@ class _Plan:
                 y = outputs()
                 if y is None or id(y) not in grad:
                     raise _Unreplayable(f'{type(f).__name__}: a gradient the replay cannot follow')
-                gy_exprs = [grad.pop(id(y))]
+                gy_names = [grad.pop(id(y))]
+                gy_exprs = [f'Variable({gy_names[0]})']
             else:
-                gy_exprs = []
+                gy_names, gy_exprs = [], []
                 for ref, (shape, dtype) in zip(outputs, f.output_specs):
                     y = ref()
                     if y is not None and id(y) in grad:
-                        gy_exprs.append(grad.pop(id(y)))
+                        gy_names.append(grad.pop(id(y)))
+                        gy_exprs.append(f'Variable({gy_names[-1]})')
                     else:
                         gy_exprs.append(f'Variable(np.zeros({shape!r}, np.{np.dtype(dtype).name}))')
             for y in ([outputs()] if outputs.__class__ is core._OutputRef else [r() for r in outputs]):
                 if y is not None and (_hooks._variable_hooks.get(y) is not None):
                     raise _Unreplayable('a hook or retain_grad() on an intermediate Variable')
-            gx = names.local('gx')
-            lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
-            done = [e for e in gy_exprs if e.isidentifier() and e not in seed_names]
-            if done:  # freed as the engine pops them: peak memory as eager's
-                lines.append(f'del {", ".join(done)}')
-            for i, (x, gxi) in enumerate(zip(f.inputs, gxs)):
-                if gxi is None:
-                    continue
-                expr = f'{gx}[{i}]'
-                if gxi.__class__ is not Variable or gxi.data.shape != x.data.shape:
-                    expr = f'_check_grad({expr}, {fname}.inputs[{i}], "{type(f).__name__}.backward")'
+            template = self.templated.get(id(g))
+            if template is not None:
+                ins, out = template[1], template[2]
+                rule = _TEMPLATES[type(f)][1]
+                results = {i: e for i, e in rule(gy_names[0], [f'{n}.data' for n in ins], f'{out}.data')
+                           if f.inputs[i].requires_grad or f.inputs[i].creator is not None}
+            else:
+                gx = names.local('gx')
+                lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
+                results = {}
+                for i, (x, gxi) in enumerate(zip(f.inputs, gxs)):
+                    if gxi is None:
+                        continue
+                    expr = f'{gx}[{i}]'
+                    if gxi.__class__ is not Variable or gxi.data.shape != x.data.shape:
+                        expr = f'_check_grad({expr}, {fname}.inputs[{i}], "{type(f).__name__}.backward")'
+                    results[i] = f'{expr}.data'
+            for i, expr in results.items():
+                x = f.inputs[i]
                 if id(x) in grad:
-                    lines.append(f'{grad[id(x)]} = Variable(as_array({grad[id(x)]}.data + {expr}.data))')
+                    total = f'{grad[id(x)]} + {expr}'
+                    if x.data.ndim == 0:  # a NumPy scalar: the engine's as_array
+                        total = f'as_array({total})'
+                    lines.append(f'{grad[id(x)]} = {total}')
                 else:
                     xname = var_name.get(id(x)) or input_name(x, None)
                     gname = names.local(f'g_{xname}')
                     lines.append(f'{gname} = {expr}')
                     grad[id(x)] = gname
                     owner[id(x)] = x
-            lines.append(f'del {gx}')
+            done = [e for e in gy_names if e not in seed_names]
+            if template is None:
+                done.append(gx)
+            if done:  # freed as the engine pops them: peak memory as eager's
+                lines.append(f'del {", ".join(done)}')
         names.ns['_tuple'] = _tuple
         names.ns['_store_leaf_grads'] = _store_leaf_grads
         leaves = []
@@ -1192,7 +1224,7 @@ class _Plan:
                 xname = param_name(x)
             else:
                 xname = input_name(x, None)
-            leaves.append(f'{xname}: {gname}')
+            leaves.append(f'{xname}: Variable({gname})')
         seen_name = names.local('seen')
         lines.append(f'{seen_name} = {{{", ".join(seen)}}}')
         lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
@@ -1316,6 +1348,41 @@ def _release(variables, cached):
         v.data = None
     for f, attr in cached:
         setattr(f, attr, None)
+
+
+# NumPy templates: for these operations on arrays of one shape (no broadcasting, so no sum_to)
+# the generated code writes the rule's own expressions instead of calling forward/backward.
+# Each entry: (forward(f, [x0, x1, ...]) -> expression,
+#              backward(gy, [x0, ...], y) -> [(input index, expression of its gradient)]),
+# the very NumPy calls of the classes' forward and _slope/backward (operators, functions_math).
+def _templates():
+    from dezero_kr import functions_math as fm
+    from dezero_kr import operators as op
+    return {
+        op.Add: (lambda f, x: f'{x[0]} + {x[1]}', lambda g, x, y: [(0, g), (1, g)]),
+        op.Sub: (lambda f, x: f'{x[0]} - {x[1]}', lambda g, x, y: [(0, g), (1, f'-{g}')]),
+        op.Mul: (lambda f, x: f'{x[0]} * {x[1]}',
+                 lambda g, x, y: [(0, f'{g} * {x[1]}'), (1, f'{g} * {x[0]}')]),
+        op.Neg: (lambda f, x: f'-{x[0]}', lambda g, x, y: [(0, f'-{g}')]),
+        fm.Sin: (lambda f, x: f'np.sin({x[0]})', lambda g, x, y: [(0, f'{g} * np.cos({x[0]})')]),
+        fm.Cos: (lambda f, x: f'np.cos({x[0]})', lambda g, x, y: [(0, f'{g} * -np.sin({x[0]})')]),
+        fm.Tanh: (lambda f, x: f'np.tanh({x[0]})', lambda g, x, y: [(0, f'{g} * (1 - {y} * {y})')]),
+        fm.Exp: (lambda f, x: f'np.exp({x[0]})', lambda g, x, y: [(0, f'{g} * {y}')]),
+    }
+
+
+_TEMPLATES = _templates()
+
+
+def _templatable(node):
+    """An operation whose rule the plan writes out: a template class (exactly), NumPy arrays of
+    one shape and dtype in and out, not 0-d (0-d results are NumPy scalars: kept as calls)."""
+    if type(node.f) not in _TEMPLATES:
+        return False
+    arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
+    first = arrays[0]
+    return all(isinstance(a, np.ndarray) and a.shape == first.shape and a.dtype == first.dtype
+               and a.ndim for a in arrays)
 
 
 def _set_backprop(value):

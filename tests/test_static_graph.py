@@ -682,3 +682,39 @@ def test_variable_arguments_get_their_gradients():
     for a, b in zip(eager, static):
         np.testing.assert_array_equal(a, b)
     assert step.stats['replays'] == 3
+
+
+def test_written_out_rules_of_small_ops_match_eager_bit_for_bit():
+    # Add/Sub/Mul/Neg/Sin/Cos/Tanh/Exp on arrays of one shape are written out as NumPy lines;
+    # w is used by many of them (its gradient accumulates), x and w are leaves.
+    rng = np.random.default_rng(0)
+    x0, w0 = rng.standard_normal((3, 4)), rng.uniform(0.5, 1.0, (3, 4))
+
+    def chain(x, w):
+        h = x
+        for i in range(12):
+            h = [lambda: h + w, lambda: h * w, lambda: F.sin(h), lambda: h - w, lambda: -h,
+                 lambda: F.cos(h), lambda: F.tanh(h), lambda: F.exp(h * 0.1)][i % 8]()
+        return F.sum(h * h)
+
+    def run(static):
+        x, w = Parameter(x0.copy()), Parameter(w0.copy())
+
+        def step():
+            x.cleargrad()
+            w.cleargrad()
+            y = chain(x, w)
+            y.backward()
+            return y
+        if static:
+            step = static_graph(step)
+        out = [(float(step().data), x.grad.data.copy(), w.grad.data.copy()) for _ in range(3)]
+        return out, step
+    eager, _ = run(False)
+    static, step = run(True)
+    for (a, ga, wa), (b, gb, wb) in zip(eager, static):
+        assert a == b
+        np.testing.assert_array_equal(ga, gb)
+        np.testing.assert_array_equal(wa, wb)
+    for text in ('np.sin(', 'np.cos(', 'np.tanh(', 'np.exp(', '* -np.sin('):
+        assert text in step.code
