@@ -67,12 +67,16 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
 from dezero_kr import core
+from dezero_kr import functions_math as _fm
 from dezero_kr import hooks as _hooks
+from dezero_kr import operators as _op
 from dezero_kr.core import Config, Parameter, Variable, as_array
+from dezero_kr.graph import render_dot
 from dezero_kr.layers import Layer
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -379,26 +383,9 @@ def _arrays_in(value):
 # State the step reads outside its arguments: layers reachable from fn
 # =============================================================================
 def _layers_of(fn, args, kwargs):
-    """The Layers the step can reach: in its closure, the globals it names, ``self``, its arguments."""
-    roots = list(args) + list(kwargs.values())
-    code = getattr(fn, '__code__', None)
-    if getattr(fn, '__self__', None) is not None:
-        roots.append(fn.__self__)
-        code = getattr(fn.__func__, '__code__', None)
-    if code is not None:
-        glb = getattr(fn, '__globals__', None) or getattr(getattr(fn, '__func__', None), '__globals__', {})
-        names, stack = set(), [code]
-        while stack:
-            c = stack.pop()
-            names.update(c.co_names)
-            stack += [k for k in c.co_consts if inspect.iscode(k)]
-        roots += [glb[n] for n in names if n in glb]
-        for cell in (getattr(fn, '__closure__', None) or ()):
-            try:
-                roots.append(cell.cell_contents)
-            except ValueError:
-                pass
-    # One level into other objects (a training-loop class holding the model and optimizer).
+    """The Layers the step can reach: in its closure, the globals it names, ``self``, its
+    arguments, and one level inside other objects there (a class holding model and optimizer)."""
+    roots = _roots(fn, args, kwargs)
     for obj in list(roots):
         if not isinstance(obj, (Layer, list, tuple, dict, type)) and hasattr(obj, '__dict__') \
                 and not inspect.ismodule(obj) and not callable(obj):
@@ -415,12 +402,37 @@ def _layers_of(fn, args, kwargs):
         if isinstance(obj, Layer) and id(obj) not in seen:
             seen.add(id(obj))
             layers.append(obj)
-            for v in obj.__dict__.values():
-                if isinstance(v, Layer):
-                    stack.append(v)
-                elif isinstance(v, (list, tuple)):
-                    stack += [u for u in v if isinstance(u, Layer)]
+            stack += [v for v in obj.__dict__.values() if isinstance(v, (Layer, list, tuple))]
     return layers
+
+
+def _roots(fn, args, kwargs):
+    """Objects the step names: its arguments, ``self`` of a method, closure cells, globals used."""
+    roots = list(args) + list(kwargs.values())
+    func = getattr(fn, '__func__', fn)
+    if getattr(fn, '__self__', None) is not None:
+        roots.append(fn.__self__)
+    code = getattr(func, '__code__', None)
+    if code is None:
+        return roots
+    glb = getattr(func, '__globals__', {})
+    roots += [glb[n] for n in _code_names(code) if n in glb]
+    for cell in (getattr(func, '__closure__', None) or ()):
+        try:
+            roots.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return roots
+
+
+def _code_names(code):
+    """Every global name a code object and the functions defined in it use."""
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack += [k for k in c.co_consts if inspect.iscode(k)]
+    return names
 
 
 def _state_slots(layers):
@@ -510,10 +522,11 @@ class StaticGraph:
         """Draw the last plan (forward operations and their backward) with ``plot_dot_graph``'s renderer."""
         if self._last is None:
             raise StaticGraphError(f'{self.__name__}.plot: call the step once first')
-        from dezero_kr.graph import render_dot
         return render_dot(self._last.dot(), to_file=to_file, **kwargs)
 
     def __call__(self, *args, **kwargs):
+        """``fn(*args, **kwargs)``: replayed when a plan of this signature passes its guards,
+        else traced (or run eagerly where the step cannot be replayed)."""
         if getattr(_tracing, 'recorder', None) is not None or _hooks._observers.list:
             return self.fn(*args, **kwargs)  # inside another trace, or observed (detect_anomaly, jvp)
         keep = []
@@ -614,104 +627,106 @@ def static_graph(fn=None, *, max_cache=8, strict=False):
 # Tracing
 # =============================================================================
 def _trace(fn, args, kwargs):
-    """Run ``fn`` eagerly with a recorder; return (its result, a _Plan)."""
-    layers = _layers_of(fn, args, kwargs)
-    state_before = _state_slots(layers)
-    params = {}  # id -> Parameter of the layers (tainted while tracing)
-    for layer in layers:
-        for p in layer.params():
-            params[id(p)] = p
-    originals = {}  # id(Variable) -> (Variable, its plain array): restored after the trace
+    """Run ``fn`` eagerly with a recorder; return (its result, a _Plan or an _Eager)."""
+    return _Tracer(fn, args, kwargs).run()
 
-    def taint_var(v):
-        if v.data is not None and not isinstance(v.data, _Traced) and isinstance(v.data, np.ndarray):
-            originals.setdefault(id(v), (v, v.data))
+
+class _Tracer:
+    """One traced call: makes the step's arrays ``_Traced`` for its duration, and plain again."""
+
+    def __init__(self, fn, args, kwargs):
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.layers = _layers_of(fn, args, kwargs)
+        self.state_before = _state_slots(self.layers)
+        self.params = {id(p): p for layer in self.layers for p in layer.params()}
+        self.originals = {}  # id(Variable) -> (Variable, its plain array): restored after the trace
+        self.traced = {}     # id(an array that was a parameter's .data during the trace) -> it
+        self.arg_arrays = []  # (path, traced view or None for a Variable, the user's value)
+        self.rec = _Recorder()
+        self.rec.lazy = {id(p) for p in self.params.values() if p.data is None}
+        self.rec.params = self.params
+        self.rec.before_host, self.rec.after_host = self.before_host, self.after_host
+
+    def taint_var(self, v):
+        if isinstance(v.data, np.ndarray) and not isinstance(v.data, _Traced):
+            self.originals.setdefault(id(v), (v, v.data))
             if isinstance(v, Parameter):
-                traced[id(v.data)] = v  # the plain array: operations may keep it (batch norm)
+                self.traced[id(v.data)] = v  # the plain array: operations may keep it (batch norm)
             v.data = v.data.view(_Traced)
+            if isinstance(v, Parameter):
+                self.traced[id(v.data)] = v
 
-    arg_arrays = []  # (path, traced view, plain array)
-
-    def taint_arg(value, path):
+    def taint_arg(self, value, path):
         if isinstance(value, np.ndarray) and not isinstance(value, _Traced):
             t = value.view(_Traced)
-            arg_arrays.append((path, t, value))
+            self.arg_arrays.append((path, t, value))
             return t
-        if isinstance(value, Variable):
-            if isinstance(value.data, np.ndarray):
-                arg_arrays.append((path, None, value))
-            return value
-        if isinstance(value, (tuple, list)):
-            return type(value)(taint_arg(v, path + (i,)) for i, v in enumerate(value))
+        if isinstance(value, Variable) and isinstance(value.data, np.ndarray):
+            self.arg_arrays.append((path, None, value))
+            self.taint_var(value)
+        elif isinstance(value, (tuple, list)):
+            return type(value)(self.taint_arg(v, path + (i,)) for i, v in enumerate(value))
         return value
 
-    traced = {}  # id(an array that was a parameter's .data during the trace) -> the Parameter
-    targs = tuple(taint_arg(a, ('args', i)) for i, a in enumerate(args))
-    tkwargs = {k: taint_arg(v, ('kwargs', k)) for k, v in kwargs.items()}
-    for path, t, value in arg_arrays:
-        if t is None:
-            taint_var(value)
-    rec = _Recorder()
-    rec.lazy = {id(p) for p in params.values() if p.data is None}
+    def untaint_grads(self):
+        leaves = [x for node in self.rec.nodes.values() for x in node.inputs]
+        for x in leaves + list(self.params.values()):
+            if x.grad is not None and isinstance(x.grad.data, _Traced):
+                x.grad.data = _plain(x.grad.data)
 
-    def untaint_grads():
-        for node in rec.nodes.values():
-            for x in node.inputs:
-                if x.grad is not None and isinstance(x.grad.data, _Traced):
-                    x.grad.data = _plain(x.grad.data)
-        for p in params.values():
-            if p.grad is not None and isinstance(p.grad.data, _Traced):
-                p.grad.data = _plain(p.grad.data)
-
+    @staticmethod
     def restore(v, data):
-        if isinstance(v.data, _Traced):  # ours (or an array computed from it): plain again
-            v.data = data if v.data.base is (data if data.base is None else data.base) \
-                and v.data.shape == data.shape and v.data.strides == data.strides else _plain(v.data)
+        """``v.data`` plain again: its original array if it is still our view, else a plain view."""
+        d = v.data
+        if isinstance(d, _Traced):
+            ours = d.base is (data if data.base is None else data.base) and d.shape == data.shape \
+                and d.strides == data.strides
+            v.data = data if ours else _plain(d)
 
-    def before_host():
-        untaint_grads()
-        for v, data in originals.values():
+    def before_host(self):
+        """Host operations (the optimizer) see plain arrays: their state never keeps a _Traced."""
+        self.untaint_grads()
+        for v, data in self.originals.values():
             if isinstance(v, Parameter):
-                restore(v, data)
+                self.restore(v, data)
 
-    def after_host():
-        for p in params.values():
-            if p.data is not None:
-                originals.pop(id(p), None)
-                taint_var(p)
-                traced[id(p.data)] = p
+    def after_host(self):
+        for p in self.params.values():
+            self.originals.pop(id(p), None)
+            self.taint_var(p)
 
-    rec.before_host, rec.after_host = before_host, after_host
-    for p in params.values():
-        taint_var(p)
-        if p.data is not None:
-            traced[id(p.data)] = p
-    for (layer, name), v in state_before.items():
-        if v is not None:
-            taint_var(v)
-    rec.params = params
-    _tracing.recorder = rec
-    try:
-        with _hooks.observing(rec):
-            result = fn(*targs, **tkwargs)
+    def run(self):
+        targs = tuple(self.taint_arg(a, ('args', i)) for i, a in enumerate(self.args))
+        tkwargs = {k: self.taint_arg(v, ('kwargs', k)) for k, v in self.kwargs.items()}
+        for p in self.params.values():
+            self.taint_var(p)
+        for v in self.state_before.values():
+            if v is not None:
+                self.taint_var(v)
+        _tracing.recorder = self.rec
+        try:
+            with _hooks.observing(self.rec):
+                result = self.fn(*targs, **tkwargs)
+            plan = self.plan(result)
+        finally:
+            _tracing.recorder = None
+            self.untaint_grads()
+            for v, data in self.originals.values():
+                self.restore(v, data)
+        for v in _state_slots(self.layers).values():
+            if isinstance(v, Variable) and isinstance(v.data, _Traced):
+                v.data = _plain(v.data)
+        return _untaint_result(result), plan
+
+    def plan(self, result):
+        rec = self.rec
         if not _same_rng(_rng_state(), rec.rng) and not rec.lazy_init():
             rec.fail('random numbers were drawn outside an operation after the last one '
                      '(a replay would not draw them)')
-        state_after = _state_slots(layers)
         try:
-            plan = _Plan(fn, rec, args, kwargs, arg_arrays, params, traced, layers,
-                         state_before, state_after, result)
+            return _Plan(self, result)
         except _Unreplayable as e:
-            plan = _Eager(str(e))
-    finally:
-        _tracing.recorder = None
-        untaint_grads()
-        for v, data in originals.values():
-            restore(v, data)
-    for (layer, name), v in _state_slots(layers).items():
-        if isinstance(v, Variable) and isinstance(v.data, _Traced):
-            v.data = _plain(v.data)
-    return _untaint_result(result), plan
+            return _Eager(str(e))
 
 
 def _untaint_result(value):
@@ -812,242 +827,240 @@ def _get_path(args, kwargs, path):
 
 
 class _Plan:
-    """The replay of one traced signature: generated source, its namespace, guards and result."""
+    """The replay of one traced signature: generated source, its namespace, guards and result.
+
+    Built from a ``_Tracer`` by walking its recording once (``_emit_*``): each
+    event becomes lines of the generated function, each object it needs a
+    name in its namespace (``_Names``).
+    """
     eager = False
     reason = None
     confirmed = False
 
-    def __init__(self, fn, rec, args, kwargs, arg_arrays, params, traced, layers, state_before,
-                 state_after, result):
+    def __init__(self, tracer, result):
+        rec = tracer.rec
         if rec.reason is not None:
             raise _Unreplayable(rec.reason)
-        self.names = names = _Names()
-        self.fn_name = getattr(fn, '__name__', 'step')
-        arg_names = _arg_names(fn, args, kwargs)
-        paths = _param_paths(layers)
-        data_owner = dict(traced)  # id(array) -> Parameter whose .data it is
-        for p in params.values():
-            if p.data is not None:
-                data_owner[id(p.data)] = p
-        self.lines = []       # the body of the generated function
-        self.prelude = []     # lines run before it: argument extraction (as comments in .code)
-        self.arg_paths = []   # [(local name, path, kind)] passed to the generated function
+        self.names = _Names()
+        self.fn_name = getattr(tracer.fn, '__name__', 'step')
+        self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
+        self.paths = _param_paths(tracer.layers)
+        self.data_owner = dict(tracer.traced)  # id(array) -> Parameter whose .data it is
+        self.data_owner.update({id(p.data): p for p in tracer.params.values() if p.data is not None})
+        self.arg_arrays = tracer.arg_arrays
+        self.arg_views = {id(t): path for path, t, v in tracer.arg_arrays if t is not None}
+        self.arg_vars = {id(v): path for path, t, v in tracer.arg_arrays if t is None}
+        self.state_ids = {id(v): key for key, v in tracer.state_before.items() if v is not None}
+        self.lines = []        # the body of the generated function
+        self.arg_paths = []    # [(local name, path)]: the generated function's parameters
+        self.local_of_path = {}
         self.param_guards = []
-        self.inplace = []     # arrays forward changes in place (batch norm stats): restored on error
-        self.grad_params = {}
         self.state_guards = []
+        self.inplace = []      # (function, attribute) forward changes in place: restored on error
+        self.cached = []       # (function, attribute) that forward sets: released after the call
+        self.templated = {}    # id(function) -> (name, input names, output name): rule written out
         self.nodes_dot = []
-        self.cached = []      # (function, attribute) that forward sets: released after the call
-        self.templated = {}   # id(function) -> (name, input names, output name): rule written out
         # Arrays built outside operations and kept as constants (a mask, positions, smoothed
         # labels made by NumPy): the next call traces again and compares them (see StaticGraph).
         self.frozen = []
-        arg_views = {id(t): (path, t) for path, t, v in arg_arrays if t is not None}
-        arg_vars = {id(v): (path, v) for path, t, v in arg_arrays if t is None}
-        local_of_path = {}
-
-        def arg_local(path):
-            if path not in local_of_path:
-                hint = arg_names.get(path[:2], '_'.join(map(str, path[1:])))
-                if len(path) > 2:
-                    hint += '_' + '_'.join(map(str, path[2:]))
-                local_of_path[path] = names.local(hint)
-                self.arg_paths.append((local_of_path[path], path))
-            return local_of_path[path]
-
-        def param_name(p):
-            if id(p) not in names.by_id:
-                self.param_guards.append((p, type(_plain(p.data)), p.data.shape, p.data.dtype))
-            return names.add(p, paths.get(id(p), p.name or 'param'))
-
-        def array_binding(a):
-            """An argument or parameter array as an expression, or None for a constant."""
-            if id(a) in arg_views:
-                return arg_local(arg_views[id(a)][0])
-            for path, t, v in arg_arrays:
-                if t is not None and np.shares_memory(a, t):
-                    if (a.shape == t.shape and a.strides == t.strides and a.dtype == t.dtype
-                            and a.__array_interface__['data'][0] == t.__array_interface__['data'][0]):
-                        return arg_local(path)
-                    return self._arg_view(a, t, arg_local(path))
-            p = data_owner.get(id(a))
-            if p is not None:
-                return f'{param_name(p)}.data'
-            origin = getattr(a, '_from', None)
-            if origin is not None:
-                source = array_binding(origin[0])
-                if source is not None:
-                    src, op, op_args, op_kwargs = origin
-                    parts = [self._literal(v) for v in op_args]
-                    parts += [f'{k}={self._literal(v)}' for k, v in op_kwargs.items()]
-                    return f'{source}.{op}({", ".join(parts)})'
-            return None
-
-        # --- the variables of the plan: its own objects (the traced graph stays the user's) ---
-        var_name = {}   # id(traced Variable) -> name of the plan's Variable
-        own_vars = {}
-        state_reads = {}
-        state_ids = {id(v): key for key, v in state_before.items() if v is not None}
-        funcs = {}
-
-        def input_name(x, node):
-            if id(x) in var_name:
-                return var_name[id(x)]
-            if id(x) in arg_vars:
-                name = arg_local(arg_vars[id(x)][0])
-                var_name[id(x)] = name
-                return name
-            if isinstance(x, Parameter):
-                return param_name(x)
-            if id(x) in state_ids:
-                layer, attr = state_ids[id(x)]
-                own = Variable(None)
-                name = names.add(own, f'{type(layer).__name__.lower()}_{attr}_in')
-                lname = names.add(layer, f'{type(layer).__name__.lower()}')
-                state_reads[(layer, attr)] = (name, lname)
-                self.state_guards.append((layer, attr, type(_plain(x.data)), x.data.shape, x.data.dtype))
-                self.lines.append(f'{name}.data = {lname}.{attr}.data; {name}.grad = None'
-                                  f'  # state read fresh')
-                var_name[id(x)] = name
-                return name
-            a = x.data
-            bound = array_binding(a) if isinstance(a, np.ndarray) else None
-            if bound is not None:
-                own = type(x)(None)
-                name = names.add(own, 'const')
-                self.lines.append(f'{name}.data = {bound}')
-                var_name[id(x)] = name
-                return name
-            if isinstance(a, _Traced):
-                raise _Unreplayable(f"an array computed from the step's values outside an operation "
-                                    f'(host NumPy code) is an input of {type(node.f).__name__} '
-                                    f'at {node.line}: a replay would keep the traced value')
-            name = names.add(x, (x.name or 'const'))
-            var_name[id(x)] = name
-            if isinstance(a, np.ndarray):
-                self.frozen.append((f'an input of {type(node.f).__name__} at {node.line}', a))
-            return name
-
-        def fresh_function(f):
-            g = copy.copy(f)
-            funcs[id(f)] = g
-            return g
-
-        pass_count = 0
-        result_vars = {}
+        self.var_name = {}     # id(traced Variable) -> name of the plan's own Variable
+        self.own_vars = {}     # id(traced output Variable) -> the plan's Variable
+        self.state_reads = {}
+        self.funcs = {}        # id(traced Function) -> the plan's copy
+        emit = {'node': self._emit_node, 'clear': self._emit_clear, 'host': self._emit_host,
+                'pass': self._emit_pass}
         for event in rec.events:
-            kind = event[0]
-            if kind == 'node':
-                node = event[1]
-                f = node.f
-                cls = type(f).__name__
-                g = fresh_function(f)
-                fname = names.add(g, f'{cls}')
-                ins = [input_name(x, node) for x in node.inputs]
-                self._bind_attrs(node, g, fname, array_binding)
-                outs = []
-                for k, y in enumerate(node.outputs):
-                    own = Variable(None)
-                    oname = names.add(own, cls.lower() if len(node.outputs) == 1 else f'{cls.lower()}{k}')
-                    var_name[id(y)] = oname
-                    own_vars[id(y)] = own
-                    outs.append(oname)
-                g.inputs = tuple(names.ns[n] if n in names.ns else None for n in ins)
-                if any(x is None for x in g.inputs):  # arguments given as Variables: set per call
-                    self.lines.append(f'{fname}.inputs = ({", ".join(ins)},)')
-                single = len(outs) == 1 and getattr(f, 'outputs', None).__class__ in (
-                    core._OutputRef, type(None))  # no outputs recorded under no_grad
-                if single:
-                    g.outputs = core._OutputRef(names.ns[outs[0]])
-                else:
-                    import weakref
-                    g.outputs = tuple(weakref.ref(names.ns[o]) for o in outs)
-                call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
-                tag = '  # draws random numbers' if node.draws else ''
-                if single and _templatable(node):
-                    self.templated[id(g)] = (fname, ins, outs[0])
-                    expr = _TEMPLATES[type(f)][0](g, [n + '.data' for n in ins])
-                    self.lines.append(f'{outs[0]}.data = {expr}  # {cls}')
-                elif single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
-                    self.lines.append(f'{outs[0]}.data = {call}{tag}')
-                elif single:
-                    self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
-                else:
-                    tmp = names.local('ys')
-                    self.lines.append(f'{tmp} = {call}{tag}')
-                    for k, o in enumerate(outs):
-                        self.lines.append(f'{o}.data = as_array({tmp}[{k}])')
-                self.nodes_dot.append((fname, cls, ins, outs))
-            elif kind == 'clear':
-                var = event[1]
-                if isinstance(var, Parameter):
-                    self.lines.append(f'{param_name(var)}.grad = None')
-                elif id(var) in var_name:
-                    self.lines.append(f'{var_name[id(var)]}.grad = None')
-                else:
-                    self.lines.append(f'{names.add(var, var.name or "var")}.grad = None')
-            elif kind == 'host':
-                _, hfn, hargs, hkwargs = event
-                for a in list(hargs) + list(hkwargs.values()):
-                    if isinstance(a, _Traced) or isinstance(a, Variable) and isinstance(a.data, _Traced):
-                        raise _Unreplayable(f'{hfn.__qualname__} is called with a value computed by '
-                                            f'the step')
-                fn_name = names.add(hfn, hfn.__qualname__.replace('.', '_'))
-                parts = [self._host_arg(a) for a in hargs]
-                parts += [f'{k}={self._host_arg(v)}' for k, v in hkwargs.items()]
-                self.lines.append(f'{fn_name}({", ".join(parts)})')
-            elif kind == 'pass':
-                pass_count += 1
-                self._backward(event[1], var_name, funcs, input_name, param_name)
-        # --- state the step left in its layers -------------------------------------
-        for key, after in state_after.items():
-            before = state_before.get(key, _MISSING)
-            if after is before:
-                continue
-            layer, attr = key
-            lname = names.add(layer, type(layer).__name__.lower())
-            if before is None or before is _MISSING:
-                self.state_guards.append((layer, attr, None, None, None))
-            elif key not in state_reads:
-                self.state_guards.append((layer, attr, type(_plain(before.data)), before.data.shape,
-                                          before.data.dtype))
-            if after is None:
-                self.lines.append(f'{lname}.{attr} = None')
-            elif id(after) in var_name and id(after) in own_vars:
-                if after.creator is not None:
-                    raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
-                                        f'(call unchain_backward() in the step, as truncated BPTT '
-                                        f'does): a replay cannot keep a graph')
-                self.lines.append(f'{lname}.{attr} = Variable({var_name[id(after)]}.data)'
-                                  f'  # state kept for the next call')
-            else:
-                raise _Unreplayable(f'the step sets {type(layer).__name__}.{attr} to a value it did '
-                                    f'not compute with an operation')
-        for key in state_reads:
-            if key not in state_after or state_after[key] is state_before.get(key):
-                pass
-        # --- the result ------------------------------------------------------------
-        self.result_template = self._template(result, var_name, own_vars, arg_vars, arg_views,
-                                              result_vars)
-        returns = sorted(result_vars.values())
-        self.returns = returns
-        # Nothing of this call is kept once it returns (the eager graph is freed too): the arrays
-        # of the variables and what forward cached on the operations (peak memory <= eager's).
-        out = names.local('out')
-        self.lines.append(f'{out} = ({", ".join(r + ".data" for r in returns)}{"," if returns else ""})')
-        names.ns['_release'] = _release
-        names.ns['_own_vars'] = tuple(own_vars.values()) + tuple(
-            v for v in names.ns.values() if isinstance(v, Variable) and v.data is None
-            and not isinstance(v, Parameter))
-        names.ns['_cached'] = tuple(self.cached)
-        self.lines.append('_release(_own_vars, _cached)')
-        self.lines.append(f'return {out}')
+            emit[event[0]](*event[1:])
+        self._emit_state(tracer.state_before, _state_slots(tracer.layers))
+        self._emit_result(result)
         self.grad_params = list({id(p): p for p, *_ in self.param_guards}.values())
         self.source = self._source()
         scope = {}
-        exec(compile(self.source, f'<static_graph {self.fn_name}>', 'exec'), names.ns, scope)
+        exec(compile(self.source, f'<static_graph {self.fn_name}>', 'exec'), self.names.ns, scope)
         self._replay = scope[self.fn_name]
         self.keep = None
+
+    # --- names of arguments, parameters and arrays ---------------------------------
+    def _arg_local(self, path):
+        if path not in self.local_of_path:
+            hint = self.arg_names.get(path[:2], '_'.join(map(str, path[1:])))
+            if len(path) > 2:
+                hint += '_' + '_'.join(map(str, path[2:]))
+            self.local_of_path[path] = self.names.local(hint)
+            self.arg_paths.append((self.local_of_path[path], path))
+        return self.local_of_path[path]
+
+    def _param_name(self, p):
+        if id(p) not in self.names.by_id:
+            self.param_guards.append((p, type(_plain(p.data)), p.data.shape, p.data.dtype))
+        return self.names.add(p, self.paths.get(id(p), p.name or 'param'))
+
+    def _array_binding(self, a):
+        """An argument's or a parameter's array as an expression, or None for a constant."""
+        if id(a) in self.arg_views:
+            return self._arg_local(self.arg_views[id(a)])
+        bound = self._arg_memory(a)
+        if bound is not None:
+            return bound
+        p = self.data_owner.get(id(a))
+        if p is not None:
+            return f'{self._param_name(p)}.data'
+        origin = getattr(a, '_from', None)
+        source = self._array_binding(origin[0]) if origin is not None else None
+        if source is None:
+            return None
+        _, op, op_args, op_kwargs = origin
+        parts = [self._literal(v) for v in op_args] + [f'{k}={self._literal(v)}'
+                                                       for k, v in op_kwargs.items()]
+        return f'{source}.{op}({", ".join(parts)})'
+
+    def _arg_memory(self, a):
+        """``a`` if it is (a view of) an argument's memory, as an expression; else None."""
+        for path, t, v in self.arg_arrays:
+            if t is None or not np.shares_memory(a, t):
+                continue
+            if (a.shape == t.shape and a.strides == t.strides and a.dtype == t.dtype
+                    and a.__array_interface__['data'][0] == t.__array_interface__['data'][0]):
+                return self._arg_local(path)
+            return self._arg_view(a, t, self._arg_local(path))
+        return None
+
+    def _input_name(self, x, node):
+        """The name of an operation's input in the generated code (made on first use)."""
+        if id(x) in self.var_name:
+            return self.var_name[id(x)]
+        if id(x) in self.arg_vars:
+            name = self.var_name[id(x)] = self._arg_local(self.arg_vars[id(x)])
+            return name
+        if isinstance(x, Parameter):
+            return self._param_name(x)
+        if id(x) in self.state_ids:
+            return self._state_input(x)
+        bound = self._array_binding(x.data) if isinstance(x.data, np.ndarray) else None
+        if bound is not None:
+            name = self.var_name[id(x)] = self.names.add(type(x)(None), 'const')
+            self.lines.append(f'{name}.data = {bound}')
+            return name
+        if isinstance(x.data, _Traced):
+            where = f'{type(node.f).__name__} at {node.line}' if node else 'a backward rule'
+            raise _Unreplayable(f"an array computed from the step's values outside an operation "
+                                f'(host NumPy code) is an input of {where}: a replay would keep '
+                                f'the traced value')
+        name = self.var_name[id(x)] = self.names.add(x, (x.name or 'const'))
+        if isinstance(x.data, np.ndarray) and node is not None:
+            self.frozen.append((f'an input of {type(node.f).__name__} at {node.line}', x.data))
+        return name
+
+    def _state_input(self, x):
+        """A layer's state Variable (an RNN's h) read fresh from the layer at every call."""
+        layer, attr = self.state_ids[id(x)]
+        lname = self.names.add(layer, type(layer).__name__.lower())
+        name = self.var_name[id(x)] = self.names.add(Variable(None), f'{lname}_{attr}_in')
+        self.state_reads[(layer, attr)] = name
+        self.state_guards.append((layer, attr, type(_plain(x.data)), x.data.shape, x.data.dtype))
+        self.lines.append(f'{name}.data = {lname}.{attr}.data; {name}.grad = None  # state read fresh')
+        return name
+
+    # --- one line (or a few) per recorded event ---------------------------------------
+    def _emit_node(self, node):
+        f = node.f
+        cls = type(f).__name__
+        g = self.funcs[id(f)] = copy.copy(f)  # the traced graph stays the user's
+        fname = self.names.add(g, cls)
+        ins = [self._input_name(x, node) for x in node.inputs]
+        self._bind_attrs(node, g, fname)
+        outs = []
+        for k, y in enumerate(node.outputs):
+            own = self.own_vars[id(y)] = Variable(None)
+            outs.append(self.names.add(own, cls.lower() if len(node.outputs) == 1 else f'{cls.lower()}{k}'))
+            self.var_name[id(y)] = outs[-1]
+        g.inputs = tuple(self.names.ns.get(n) for n in ins)
+        if any(x is None for x in g.inputs):  # arguments given as Variables: set per call
+            self.lines.append(f'{fname}.inputs = ({", ".join(ins)},)')
+        # no outputs are recorded under no_grad: one output is then a single one
+        single = len(outs) == 1 and getattr(f, 'outputs', None).__class__ in (core._OutputRef, type(None))
+        if single:
+            g.outputs = core._OutputRef(self.names.ns[outs[0]])
+        else:
+            g.outputs = tuple(weakref.ref(self.names.ns[o]) for o in outs)
+        self._forward_lines(node, g, fname, ins, outs, single)
+        self.nodes_dot.append((fname, cls, ins, outs))
+
+    def _forward_lines(self, node, g, fname, ins, outs, single):
+        call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
+        tag = '  # draws random numbers' if node.draws else ''
+        if single and _templatable(node):
+            self.templated[id(g)] = (fname, ins, outs[0])
+            expr = _TEMPLATES[type(node.f)][0](g, [n + '.data' for n in ins])
+            self.lines.append(f'{outs[0]}.data = {expr}  # {type(node.f).__name__}')
+        elif single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
+            self.lines.append(f'{outs[0]}.data = {call}{tag}')
+        elif single:
+            self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
+        else:
+            tmp = self.names.local('ys')
+            self.lines.append(f'{tmp} = {call}{tag}')
+            self.lines += [f'{o}.data = as_array({tmp}[{k}])' for k, o in enumerate(outs)]
+
+    def _emit_clear(self, var):
+        if isinstance(var, Parameter):
+            name = self._param_name(var)
+        else:
+            name = self.var_name.get(id(var)) or self.names.add(var, var.name or 'var')
+        self.lines.append(f'{name}.grad = None')
+
+    def _emit_host(self, fn, args, kwargs):
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, _Traced) or isinstance(a, Variable) and isinstance(a.data, _Traced):
+                raise _Unreplayable(f'{fn.__qualname__} is called with a value computed by the step')
+        fn_name = self.names.add(fn, fn.__qualname__.replace('.', '_'))
+        parts = [self._host_arg(a) for a in args] + [f'{k}={self._host_arg(v)}' for k, v in kwargs.items()]
+        self.lines.append(f'{fn_name}({", ".join(parts)})')
+
+    def _emit_state(self, before_all, after_all):
+        """Write back what the step left in its layers' state (an RNN's h), as the layer did."""
+        for key, after in after_all.items():
+            before = before_all.get(key, _MISSING)
+            if after is not before:
+                self._state_guard(key, before)
+                self.lines.append(self._state_write(key, after))
+
+    def _state_guard(self, key, before):
+        layer, attr = key
+        if before is None or before is _MISSING:
+            self.state_guards.append((layer, attr, None, None, None))
+        elif key not in self.state_reads:
+            self.state_guards.append((layer, attr, type(_plain(before.data)), before.data.shape,
+                                      before.data.dtype))
+
+    def _state_write(self, key, after):
+        layer, attr = key
+        lname = self.names.add(layer, type(layer).__name__.lower())
+        if after is None:
+            return f'{lname}.{attr} = None'
+        if id(after) not in self.own_vars:
+            raise _Unreplayable(f'the step sets {type(layer).__name__}.{attr} to a value it did '
+                                f'not compute with an operation')
+        if after.creator is not None:
+            raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
+                                f'(call unchain_backward() in the step, as truncated BPTT '
+                                f'does): a replay cannot keep a graph')
+        return f'{lname}.{attr} = Variable({self.var_name[id(after)]}.data)  # state for the next call'
+
+    def _emit_result(self, result):
+        result_vars = {}
+        self.result_template = self._template(result, result_vars)
+        self.returns = returns = sorted(result_vars)
+        # Nothing of this call is kept once it returns (the eager graph is freed too): the arrays
+        # of the variables and what forward cached on the operations (peak memory <= eager's).
+        out = self.names.local('out')
+        self.lines.append(f'{out} = ({", ".join(r + ".data" for r in returns)}{"," if returns else ""})')
+        ns = self.names.ns
+        ns['_release'] = _release
+        ns['_own_vars'] = tuple(self.own_vars.values()) + tuple(
+            v for v in ns.values() if isinstance(v, Variable) and v.data is None and not isinstance(v, Parameter))
+        ns['_cached'] = tuple(self.cached)
+        self.lines += ['_release(_own_vars, _cached)', f'return {out}']
 
     # --- pieces of the build ------------------------------------------------------
     def _arg_view(self, a, t, local):
@@ -1059,49 +1072,48 @@ class _Plan:
         name = self.names.add(_view, '_view')
         return f'{name}({local}, {offset // t.itemsize}, {a.shape!r}, {a.strides!r})'
 
-    def _bind_attrs(self, node, g, fname, array_binding):
+    def _bind_attrs(self, node, g, fname):
+        """Attributes holding arrays: bound to an argument or parameter, recomputed, or constants."""
         f = node.f
-        init = _init_names(type(f))
-        traced_inputs = any(isinstance(x.data, _Traced) for x in node.inputs)
         for attr in _slot_names(type(f)):
-            if attr in ('inputs', 'outputs', 'generation', 'output_specs'):
-                continue
-            value = getattr(f, attr, None)
-            arrays = _arrays_in(value)
-            if not arrays:
-                continue
-            exprs, bound = [], False
-            for a in arrays:
-                e = array_binding(a)
-                if e is None and isinstance(a, _Traced):
-                    if attr not in init and traced_inputs:
-                        self.cached.append((g, attr))
-                        break  # set by forward from its inputs: recomputed at replay
-                    raise _Unreplayable(f'an array computed from the step\'s values outside an '
-                                        f'operation is the {attr!r} of {type(f).__name__} at '
-                                        f'{node.line}: a replay would keep the traced value')
-                exprs.append(e)
-                bound = bound or e is not None
-                if e is None and attr in init:
-                    self.frozen.append((f'the {attr!r} of {type(f).__name__} at {node.line}', a))
+            if attr not in ('inputs', 'outputs', 'generation', 'output_specs'):
+                value = getattr(f, attr, None)
+                if _arrays_in(value):
+                    self._bind_attr(node, g, fname, attr, value)
+
+    def _bind_attr(self, node, g, fname, attr, value):
+        f = node.f
+        init = attr in _init_names(type(f))
+        exprs = []
+        for a in _arrays_in(value):
+            e = self._array_binding(a)
+            if e is None and isinstance(a, _Traced):
+                if not init and any(isinstance(x.data, _Traced) for x in node.inputs):
+                    self.cached.append((g, attr))
+                    return  # set by forward from its inputs: recomputed at replay
+                raise _Unreplayable(f"an array computed from the step's values outside an "
+                                    f'operation is the {attr!r} of {type(f).__name__} at '
+                                    f'{node.line}: a replay would keep the traced value')
+            if e is None and init:
+                self.frozen.append((f'the {attr!r} of {type(f).__name__} at {node.line}', a))
+            exprs.append(e)
+        if any(e is not None for e in exprs):
+            self.lines.append(f'{fname}.{attr} = {self._attr_expr(value, exprs)}')
+            if isinstance(value, np.ndarray) and exprs[0].endswith('.data'):
+                self.inplace.append((g, attr))
+
+    def _attr_expr(self, value, exprs):
+        if isinstance(value, np.ndarray):
+            return exprs[0]
+        parts, it = [], iter(exprs)
+        for v in value:
+            if isinstance(v, np.ndarray):
+                e = next(it)
+                parts.append(e if e is not None else self.names.add(v, 'index'))
             else:
-                if not bound:
-                    continue
-                if isinstance(value, np.ndarray):
-                    self.lines.append(f'{fname}.{attr} = {exprs[0]}')
-                    if f'{exprs[0]}'.endswith('.data') and attr not in ('slices',):
-                        self.inplace.append((g, attr))
-                else:
-                    parts, it = [], iter(exprs)
-                    for v in value:
-                        if isinstance(v, np.ndarray):
-                            e = next(it)
-                            parts.append(e if e is not None else self.names.add(v, 'index'))
-                        else:
-                            parts.append(repr(v))
-                    text = ', '.join(parts) + (',' if len(parts) == 1 else '')
-                    self.lines.append(f'{fname}.{attr} = ({text})' if isinstance(value, tuple)
-                                      else f'{fname}.{attr} = [{text}]')
+                parts.append(repr(v))
+        text = ', '.join(parts) + (',' if len(parts) == 1 else '')
+        return f'({text})' if isinstance(value, tuple) else f'[{text}]'
 
     def _literal(self, v):
         if v is None or isinstance(v, (bool, int, float, str)) or (
@@ -1120,7 +1132,7 @@ class _Plan:
             return self.names.add(a, 'params')
         return self.names.add(a, type(a).__name__.lower())
 
-    def _backward(self, pass_, var_name, funcs, input_name, param_name):
+    def _emit_pass(self, pass_):
         """Write one backward pass out: the engine's order, its accumulation, its leaf storing.
 
         Gradients are held as arrays (a rule gets its ``gy`` as a Variable around
@@ -1128,138 +1140,140 @@ class _Plan:
         Operations with a NumPy template (``_TEMPLATES``) have their rule
         written out instead of called: the very expressions of the rule.
         """
-        lines, names = self.lines, self.names
-        grad = {}     # id(traced Variable) -> local name of its running gradient (arrival order)
-        owner = {}    # id(traced Variable) -> traced Variable
-        seeds, seed_names = [], set()
-        root_lines = []
-        for root, seed in pass_.seeds:
-            if id(root) not in var_name:
-                raise _Unreplayable('backward() of a Variable the step did not compute')
-            sd = seed.data
-            if not (isinstance(sd, np.ndarray) and sd.shape == root.data.shape and (sd == 1).all()):
-                raise _Unreplayable('backward() with a seed gradient other than ones')
-            rname = var_name[id(root)]
-            gname = names.local(f'g_{rname}')
-            root_lines.append(f'{gname}_seed = Variable(np.ones_like({rname}.data))')
-            root_lines.append(f'{gname} = {gname}_seed.data')
-            grad[id(root)] = gname
-            seed_names.add(gname)
-            owner[id(root)] = root
-            seeds.append(f'{rname}: {gname}_seed')
-        lines.append(f'# backward pass ({len(pass_.steps)} nodes, the order the engine ran them)')
-        lines += root_lines
-        lines.append('_set_backprop(False)')
-        names.ns['_set_backprop'] = _set_backprop
-        seen = []
-        for f, gys, gxs in pass_.steps:
-            g = funcs.get(id(f))
-            if g is None:
-                raise _Unreplayable(f'backward reached {type(f).__name__}, an operation made before '
-                                    f'the step (a graph kept across calls)')
-            fname = names.by_id[id(g)]
-            seen.append(fname)
-            outputs = f.outputs
-            if outputs.__class__ is core._OutputRef:
-                y = outputs()
-                if y is None or id(y) not in grad:
-                    raise _Unreplayable(f'{type(f).__name__}: a gradient the replay cannot follow')
-                gy_names = [grad.pop(id(y))]
-                gy_exprs = [f'Variable({gy_names[0]})']
-            else:
-                gy_names, gy_exprs = [], []
-                for ref, (shape, dtype) in zip(outputs, f.output_specs):
-                    y = ref()
-                    if y is not None and id(y) in grad:
-                        gy_names.append(grad.pop(id(y)))
-                        gy_exprs.append(f'Variable({gy_names[-1]})')
-                    else:
-                        gy_exprs.append(f'Variable(np.zeros({shape!r}, np.{np.dtype(dtype).name}))')
-            for y in ([outputs()] if outputs.__class__ is core._OutputRef else [r() for r in outputs]):
-                if y is not None and (_hooks._variable_hooks.get(y) is not None):
-                    raise _Unreplayable('a hook or retain_grad() on an intermediate Variable')
-            template = self.templated.get(id(g))
-            if template is not None:
-                ins, out = template[1], template[2]
-                rule = _TEMPLATES[type(f)][1]
-                results = {i: e for i, e in rule(gy_names[0], [f'{n}.data' for n in ins], f'{out}.data')
-                           if f.inputs[i].requires_grad or f.inputs[i].creator is not None}
-            else:
-                gx = names.local('gx')
-                lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
-                results = {}
-                for i, (x, gxi) in enumerate(zip(f.inputs, gxs)):
-                    if gxi is None:
-                        continue
-                    expr = f'{gx}[{i}]'
-                    if gxi.__class__ is not Variable or gxi.data.shape != x.data.shape:
-                        expr = f'_check_grad({expr}, {fname}.inputs[{i}], "{type(f).__name__}.backward")'
-                    results[i] = f'{expr}.data'
-            for i, expr in results.items():
-                x = f.inputs[i]
-                if id(x) in grad:
-                    total = f'{grad[id(x)]} + {expr}'
-                    if x.data.ndim == 0:  # a NumPy scalar: the engine's as_array
-                        total = f'as_array({total})'
-                    lines.append(f'{grad[id(x)]} = {total}')
-                else:
-                    xname = var_name.get(id(x)) or input_name(x, None)
-                    gname = names.local(f'g_{xname}')
-                    lines.append(f'{gname} = {expr}')
-                    grad[id(x)] = gname
-                    owner[id(x)] = x
-            done = [e for e in gy_names if e not in seed_names]
-            if template is None:
-                done.append(gx)
-            if done:  # freed as the engine pops them: peak memory as eager's
-                lines.append(f'del {", ".join(done)}')
-        names.ns['_tuple'] = _tuple
-        names.ns['_store_leaf_grads'] = _store_leaf_grads
-        leaves = []
-        for xid, gname in grad.items():
-            x = owner[xid]
-            if id(x) in var_name:
-                xname = var_name[id(x)]
-            elif isinstance(x, Parameter):
-                xname = param_name(x)
-            else:
-                xname = input_name(x, None)
-            leaves.append(f'{xname}: Variable({gname})')
-        seen_name = names.local('seen')
-        lines.append(f'{seen_name} = {{{", ".join(seen)}}}')
-        lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
-        lines.append('_set_backprop(True)')
+        grads = _Grads()
+        seeds = [self._seed(root, seed, grads) for root, seed in pass_.seeds]
+        self.lines.insert(len(self.lines) - len(seeds) * 2,
+                          f'# backward pass ({len(pass_.steps)} nodes, the order the engine ran them)')
+        self.lines.append('_set_backprop(False)')
+        ns = self.names.ns
+        ns['_set_backprop'], ns['_tuple'], ns['_store_leaf_grads'] = _set_backprop, _tuple, _store_leaf_grads
+        seen = [self._backward_step(f, gxs, grads) for f, gys, gxs in pass_.steps]
+        leaves = [f'{self._leaf_name(grads.owner[xid])}: Variable({g})' for xid, g in grads.name.items()]
+        seen_name = self.names.local('seen')
+        self.lines.append(f'{seen_name} = {{{", ".join(seen)}}}')
+        self.lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
+        self.lines.append('_set_backprop(True)')
 
-    def _template(self, value, var_name, own_vars, arg_vars, arg_views, result_vars):
+    def _seed(self, root, seed, grads):
+        """``backward()``'s seed: ones like the root (any other seed is not replayed)."""
+        if id(root) not in self.var_name:
+            raise _Unreplayable('backward() of a Variable the step did not compute')
+        sd = seed.data
+        if not (isinstance(sd, np.ndarray) and sd.shape == root.data.shape and (sd == 1).all()):
+            raise _Unreplayable('backward() with a seed gradient other than ones')
+        rname = self.var_name[id(root)]
+        gname = self.names.local(f'g_{rname}')
+        self.lines.append(f'{gname}_seed = Variable(np.ones_like({rname}.data))')
+        self.lines.append(f'{gname} = {gname}_seed.data')
+        grads.arrive(root, gname)
+        grads.seeds.add(gname)
+        return f'{rname}: {gname}_seed'
+
+    def _backward_step(self, f, gxs, grads):
+        """One node's backward: its rule (called, or written out) and the arrival of each gradient."""
+        g = self.funcs.get(id(f))
+        if g is None:
+            raise _Unreplayable(f'backward reached {type(f).__name__}, an operation made before '
+                                f'the step (a graph kept across calls)')
+        fname = self.names.by_id[id(g)]
+        gy_names, gy_exprs = self._output_grads(f, grads)
+        template = self.templated.get(id(g))
+        done = [e for e in gy_names if e not in grads.seeds]
+        if template is not None:
+            rule = _TEMPLATES[type(f)][1]
+            results = [(i, e) for i, e in rule(gy_names[0], [f'{n}.data' for n in template[1]],
+                                               f'{template[2]}.data')
+                       if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
+        else:
+            gx = self.names.local('gx')
+            self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
+            results = [(i, self._called_grad(f, fname, gx, i, gxi))
+                       for i, gxi in enumerate(gxs) if gxi is not None]
+            done.append(gx)
+        for i, expr in results:
+            self._arrive(f.inputs[i], expr, grads)
+        if done:  # freed as the engine pops them: peak memory as eager's
+            self.lines.append(f'del {", ".join(done)}')
+        return fname
+
+    def _output_grads(self, f, grads):
+        """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
+        outputs = f.outputs
+        ys = [outputs()] if outputs.__class__ is core._OutputRef else [r() for r in outputs]
+        if any(y is not None and _hooks._variable_hooks.get(y) is not None for y in ys):
+            raise _Unreplayable('a hook or retain_grad() on an intermediate Variable')
+        if outputs.__class__ is core._OutputRef:
+            if ys[0] is None or not grads.has(ys[0]):
+                raise _Unreplayable(f'{type(f).__name__}: a gradient the replay cannot follow')
+            name = grads.pop(ys[0])
+            return [name], [f'Variable({name})']
+        names, exprs = [], []
+        for y, (shape, dtype) in zip(ys, f.output_specs):
+            if y is not None and grads.has(y):
+                names.append(grads.pop(y))
+                exprs.append(f'Variable({names[-1]})')
+            else:  # an output nobody used: zeros, as the engine
+                exprs.append(f'Variable(np.zeros({shape!r}, np.{np.dtype(dtype).name}))')
+        return names, exprs
+
+    @staticmethod
+    def _called_grad(f, fname, gx, i, gxi):
+        expr = f'{gx}[{i}]'
+        if gxi.__class__ is not Variable or gxi.data.shape != f.inputs[i].data.shape:
+            expr = f'_check_grad({expr}, {fname}.inputs[{i}], "{type(f).__name__}.backward")'
+        return f'{expr}.data'
+
+    def _arrive(self, x, expr, grads):
+        """A gradient for ``x`` arrives: the first is kept, the next ones are added (as the engine)."""
+        if grads.has(x):
+            name = grads.name[id(x)]
+            total = f'{name} + {expr}'
+            if x.data.ndim == 0:  # a NumPy scalar: the engine's as_array
+                total = f'as_array({total})'
+            self.lines.append(f'{name} = {total}')
+        else:
+            xname = self.var_name.get(id(x)) or self._input_name(x, None)
+            name = self.names.local(f'g_{xname}')
+            self.lines.append(f'{name} = {expr}')
+            grads.arrive(x, name)
+
+    def _leaf_name(self, x):
+        if id(x) in self.var_name:
+            return self.var_name[id(x)]
+        if isinstance(x, Parameter):
+            return self._param_name(x)
+        return self._input_name(x, None)
+
+    def _template(self, value, result_vars):
+        """How to rebuild the step's return value from one replay (a nested template)."""
         if isinstance(value, Variable):
-            if id(value) in own_vars:
-                name = var_name[id(value)]
-                result_vars[name] = name
-                return ('var', name)
-            if id(value) in arg_vars:
-                return ('arg', arg_vars[id(value)][0])
-            if isinstance(value, Parameter) or not isinstance(value.data, _Traced):
-                return ('const', value)
-            raise _Unreplayable('the step returns a Variable computed outside an operation '
-                                '(e.g. accuracy(), or a Variable made from .data)')
+            return self._variable_template(value, result_vars)
         if isinstance(value, np.ndarray):
-            for vid, own in own_vars.items():
-                pass
-            if id(value) in arg_views:
-                return ('arg', arg_views[id(value)][0])
+            if id(value) in self.arg_views:
+                return ('arg', self.arg_views[id(value)])
             if isinstance(value, _Traced):
                 raise _Unreplayable('the step returns an array computed from its values '
                                     '(return the Variable instead)')
             return ('copy', value)
         if isinstance(value, (tuple, list)):
-            return (type(value), [self._template(v, var_name, own_vars, arg_vars, arg_views, result_vars)
-                                  for v in value])
+            return (type(value), [self._template(v, result_vars) for v in value])
         if isinstance(value, dict):
-            return (dict, {k: self._template(v, var_name, own_vars, arg_vars, arg_views, result_vars)
-                           for k, v in value.items()})
+            return (dict, {k: self._template(v, result_vars) for k, v in value.items()})
         if value is None or isinstance(value, (bool, int, float, complex, str)):
             return ('const', value)
         raise _Unreplayable(f'the step returns a {type(value).__name__}')
+
+    def _variable_template(self, value, result_vars):
+        if id(value) in self.own_vars:
+            name = self.var_name[id(value)]
+            result_vars[name] = name
+            return ('var', name)
+        if id(value) in self.arg_vars:
+            return ('arg', self.arg_vars[id(value)])
+        if isinstance(value, Parameter) or not isinstance(value.data, _Traced):
+            return ('const', value)
+        raise _Unreplayable('the step returns a Variable computed outside an operation '
+                            '(e.g. accuracy(), or a Variable made from .data)')
 
     def _source(self):
         params = ', '.join(n for n, _ in self.arg_paths)
@@ -1356,8 +1370,7 @@ def _release(variables, cached):
 #              backward(gy, [x0, ...], y) -> [(input index, expression of its gradient)]),
 # the very NumPy calls of the classes' forward and _slope/backward (operators, functions_math).
 def _templates():
-    from dezero_kr import functions_math as fm
-    from dezero_kr import operators as op
+    fm, op = _fm, _op
     return {
         op.Add: (lambda f, x: f'{x[0]} + {x[1]}', lambda g, x, y: [(0, g), (1, g)]),
         op.Sub: (lambda f, x: f'{x[0]} - {x[1]}', lambda g, x, y: [(0, g), (1, f'-{g}')]),
@@ -1383,6 +1396,26 @@ def _templatable(node):
     first = arrays[0]
     return all(isinstance(a, np.ndarray) and a.shape == first.shape and a.dtype == first.dtype
                and a.ndim for a in arrays)
+
+
+class _Grads:
+    """The running gradients of one written-out backward pass: local names in arrival order."""
+
+    def __init__(self):
+        self.name = {}    # id(traced Variable) -> local name of its gradient array
+        self.owner = {}   # id(traced Variable) -> the Variable
+        self.seeds = set()
+
+    def has(self, x):
+        return id(x) in self.name
+
+    def arrive(self, x, name):
+        self.name[id(x)] = name
+        self.owner[id(x)] = x
+
+    def pop(self, y):
+        self.owner.pop(id(y))
+        return self.name.pop(id(y))
 
 
 def _set_backprop(value):
