@@ -352,6 +352,16 @@ def test_strict_raises_instead():
         step(*_batches(1)[0])
 
 
+def _same_as_eager_with_a_warning(body, match):
+    """Train an MLP with ``body`` eagerly and static: a StaticGraphWarning, then eager's numbers."""
+    batches = _batches(5)
+    eager = _train(_mlp, body, batches, False)
+    with pytest.warns(StaticGraphWarning, match=match):
+        static = _train(_mlp, body, batches, True)
+    _assert_same(eager, static)
+    return static
+
+
 @pytest.mark.parametrize('how', ['mask', 'labels', 'random'])
 def test_arrays_made_outside_operations_are_not_frozen(how):
     def body(model, opt, x, t):
@@ -366,11 +376,7 @@ def test_arrays_made_outside_operations_are_not_frozen(how):
         loss.backward()
         opt.update()
         return loss
-    batches = _batches(5)
-    eager = _train(_mlp, body, batches, False)
-    with pytest.warns(StaticGraphWarning, match='outside an operation'):
-        static = _train(_mlp, body, batches, True)
-    _assert_same(eager, static)
+    _same_as_eager_with_a_warning(body, 'outside an operation')
 
 
 def test_arrays_captured_by_the_step_are_read_fresh():
@@ -611,11 +617,7 @@ def test_constants_written_from_the_batch_in_place_are_caught_by_the_second_trac
         loss.backward()
         opt.update()
         return loss
-    batches = _batches(5)
-    eager = _train(_mlp, body, batches, False)
-    with pytest.warns(StaticGraphWarning, match="'c' of MulConstant"):
-        static = _train(_mlp, body, batches, True)
-    _assert_same(eager, static)
+    static = _same_as_eager_with_a_warning(body, "'c' of MulConstant")
     assert static['step'].stats == {'traces': 2, 'replays': 0, 'eager': 3, 'evictions': 0}
 
 
