@@ -14,12 +14,16 @@
   to be made again (see ``dezero_kr.hooks.host_operation``).
 
 From the recording it generates Python source (``.code``): one line per
-operation, calling the very ``forward``/``backward`` methods of the recorded
-Function objects on the arrays (so the replay does the same NumPy calls in the
-same order as eager: the numbers are the same bit for bit), the gradient
-accumulation of ``core.backprop`` written out, the leaf gradients stored by the
-core's own ``_store_leaf_grads``, and the host calls.  Later calls with the
-same signature run that code: no graph is built, no heap is walked.
+operation, calling the very ``forward``/``backward`` methods of (copies of)
+the recorded Function objects on the arrays, or, for the small elementwise ops
+on arrays of one shape (``_TEMPLATES``: add, sub, mul, neg, sin, cos, tanh,
+exp), their rules' own NumPy expressions written out; so the replay does the
+same NumPy calls in the same order as eager and the numbers are the same bit
+for bit.  The gradient accumulation of ``core.backprop`` is written out (in
+the engine's order), the leaf gradients are stored by the core's own
+``_store_leaf_grads``, and the host calls are made again.  Later calls with the
+same signature run that code: no graph is built, no heap is walked.  Nothing
+of a call is kept after it returns (peak memory as eager's).
 
 What the signature and the guards cover (otherwise the step is traced again):
 argument shapes, dtypes, strides and types (Python scalars by value, other
