@@ -224,11 +224,15 @@ class StaticRun(TensorRun):
 
 
 def peak_bytes(fn):
-    """Peak bytes NumPy and Python allocate while ``fn()`` runs (``tracemalloc``)."""
+    """Peak bytes in use (``tracemalloc``) during the second of two calls of ``fn``, counting
+    what the first left alive (a static step keeps its arrays as buffers between calls)."""
     import tracemalloc
     gc.collect()
     tracemalloc.start()
     try:
+        fn()
+        gc.collect()
+        tracemalloc.reset_peak()
         fn()
         return tracemalloc.get_traced_memory()[1]
     finally:

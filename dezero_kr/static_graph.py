@@ -22,8 +22,9 @@ same NumPy calls in the same order as eager and the numbers are the same bit
 for bit.  The gradient accumulation of ``core.backprop`` is written out (in
 the engine's order), the leaf gradients are stored by the core's own
 ``_store_leaf_grads``, and the host calls are made again.  Later calls with the
-same signature run that code: no graph is built, no heap is walked.  Nothing
-of a call is kept after it returns (peak memory as eager's).
+same signature run that code: no graph is built, no heap is walked.  A call
+frees its arrays when it returns, as an eager step (``keep_buffers=True``
+keeps them until the next call replaces each one: its buffers).
 
 What the signature and the guards cover (otherwise the step is traced again):
 argument shapes, dtypes, strides and types (Python scalars by value, other
@@ -488,9 +489,13 @@ class StaticGraph:
 
     ``max_cache``: how many traced plans (one per signature and state) are kept.
     ``strict``: raise ``StaticGraphError`` instead of running eagerly with a warning.
+    ``keep_buffers``: keep a call's arrays until the next call replaces each of them
+    (the allocator then hands the same memory back: faster for large activations, as
+    ``bench cnn`` shows, at the cost of one step's activations held between calls);
+    by default a call frees its arrays when it returns, as an eager step does.
     """
 
-    def __init__(self, fn, max_cache=8, strict=False):
+    def __init__(self, fn, max_cache=8, strict=False, keep_buffers=False):
         if not callable(fn):
             raise TypeError(f'static_graph: fn must be callable, got {type(fn).__name__} {fn!r:.60}')
         if not isinstance(max_cache, int) or isinstance(max_cache, bool) or max_cache < 1:
@@ -498,6 +503,7 @@ class StaticGraph:
         self.fn = fn
         self.max_cache = max_cache
         self.strict = strict
+        self.keep_buffers = keep_buffers
         self.__name__ = getattr(fn, '__name__', 'step')
         self.__doc__ = getattr(fn, '__doc__', None)
         self.__wrapped__ = fn
@@ -562,7 +568,7 @@ class StaticGraph:
         two calls would hide it: such a step is not trusted more than that.)
         """
         self.stats['traces'] += 1
-        result, new = _trace(self.fn, args, kwargs)
+        result, new = _trace(self.fn, args, kwargs, self.keep_buffers)
         new.keep = keep
         if not new.eager:
             changed = _changed_constant(plan.frozen, new.frozen)
@@ -583,7 +589,7 @@ class StaticGraph:
 
     def _trace(self, key, args, kwargs, keep):
         self.stats['traces'] += 1
-        result, plan = _trace(self.fn, args, kwargs)
+        result, plan = _trace(self.fn, args, kwargs, self.keep_buffers)
         plan.keep = keep
         if plan.eager:
             message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
@@ -615,31 +621,32 @@ def _changed_constant(old, new):
     return None
 
 
-def static_graph(fn=None, *, max_cache=8, strict=False):
+def static_graph(fn=None, *, max_cache=8, strict=False, keep_buffers=False):
     """Define-and-Run: ``static_graph(step)`` or ``@static_graph`` (``@static_graph(max_cache=4)``).
 
-    Returns a ``StaticGraph``: the first call per signature traces ``fn``
-    eagerly; later calls replay the generated code (see the module docstring
-    for what is captured, the guards and the traps).
+    Returns a ``StaticGraph`` (its options: see there): the first call per
+    signature traces ``fn`` eagerly; later calls replay the generated code
+    (see the module docstring for what is captured, the guards and the traps).
     """
+    options = dict(max_cache=max_cache, strict=strict, keep_buffers=keep_buffers)
     if fn is None:
-        return lambda f: StaticGraph(f, max_cache=max_cache, strict=strict)
-    return StaticGraph(fn, max_cache=max_cache, strict=strict)
+        return lambda f: StaticGraph(f, **options)
+    return StaticGraph(fn, **options)
 
 
 # =============================================================================
 # Tracing
 # =============================================================================
-def _trace(fn, args, kwargs):
+def _trace(fn, args, kwargs, keep_buffers=False):
     """Run ``fn`` eagerly with a recorder; return (its result, a _Plan or an _Eager)."""
-    return _Tracer(fn, args, kwargs).run()
+    return _Tracer(fn, args, kwargs, keep_buffers).run()
 
 
 class _Tracer:
     """One traced call: makes the step's arrays ``_Traced`` for its duration, and plain again."""
 
-    def __init__(self, fn, args, kwargs):
-        self.fn, self.args, self.kwargs = fn, args, kwargs
+    def __init__(self, fn, args, kwargs, keep_buffers=False):
+        self.fn, self.args, self.kwargs, self.keep_buffers = fn, args, kwargs, keep_buffers
         self.layers = _layers_of(fn, args, kwargs)
         self.state_before = _state_slots(self.layers)
         self.params = {id(p): p for layer in self.layers for p in layer.params()}
@@ -728,7 +735,7 @@ class _Tracer:
             rec.fail('random numbers were drawn outside an operation after the last one '
                      '(a replay would not draw them)')
         try:
-            return _Plan(self, result)
+            return _Plan(self, result, self.keep_buffers)
         except _Unreplayable as e:
             return _Eager(str(e))
 
@@ -841,8 +848,9 @@ class _Plan:
     reason = None
     confirmed = False
 
-    def __init__(self, tracer, result):
+    def __init__(self, tracer, result, keep_buffers=False):
         rec = tracer.rec
+        self.keep_buffers = keep_buffers
         if rec.reason is not None:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
@@ -861,7 +869,7 @@ class _Plan:
         self.param_guards = []
         self.state_guards = []
         self.inplace = []      # (function, attribute) forward changes in place: restored on error
-        self.cached = []       # (function, attribute) that forward sets: released after the call
+        self.cached = []       # (function, attribute) that forward sets again at every call
         self.templated = {}    # id(function) -> (name, input names, output name): rule written out
         self.nodes_dot = []
         # Arrays built outside operations and kept as constants (a mask, positions, smoothed
@@ -1055,16 +1063,18 @@ class _Plan:
         result_vars = {}
         self.result_template = self._template(result, result_vars)
         self.returns = returns = sorted(result_vars)
-        # Nothing of this call is kept once it returns (the eager graph is freed too): the arrays
-        # of the variables and what forward cached on the operations (peak memory <= eager's).
         out = self.names.local('out')
         self.lines.append(f'{out} = ({", ".join(r + ".data" for r in returns)}{"," if returns else ""})')
-        ns = self.names.ns
-        ns['_release'] = _release
-        ns['_own_vars'] = tuple(self.own_vars.values()) + tuple(
-            v for v in ns.values() if isinstance(v, Variable) and v.data is None and not isinstance(v, Parameter))
-        ns['_cached'] = tuple(self.cached)
-        self.lines += ['_release(_own_vars, _cached)', f'return {out}']
+        if not self.keep_buffers:
+            # Nothing of this call is kept once it returns (the eager graph is freed too): the
+            # arrays of the variables and what forward cached on the operations.
+            ns = self.names.ns
+            ns['_release'], ns['_cached'] = _release, tuple(self.cached)
+            # freed last-made first, as the eager graph is torn down from its output
+            ns['_own_vars'] = tuple(v for v in ns.values() if isinstance(v, Variable)
+                                    and v.data is None and not isinstance(v, Parameter))[::-1]
+            self.lines.append('_release(_own_vars, _cached)')
+        self.lines.append(f'return {out}')
 
     # --- pieces of the build ------------------------------------------------------
     def _arg_view(self, a, t, local):
@@ -1360,14 +1370,6 @@ class _Plan:
         return '\n'.join(lines)
 
 
-def _release(variables, cached):
-    """Drop the arrays one replay made: the variables' data and what forward kept on the operations."""
-    for v in variables:
-        v.data = None
-    for f, attr in cached:
-        setattr(f, attr, None)
-
-
 # NumPy templates: for these operations on arrays of one shape (no broadcasting, so no sum_to)
 # the generated code writes the rule's own expressions instead of calling forward/backward.
 # Each entry: (forward(f, [x0, x1, ...]) -> expression,
@@ -1400,6 +1402,14 @@ def _templatable(node):
     first = arrays[0]
     return all(isinstance(a, np.ndarray) and a.shape == first.shape and a.dtype == first.dtype
                and a.ndim for a in arrays)
+
+
+def _release(variables, cached):
+    """Drop the arrays one replay made: the variables' data and what forward kept on the operations."""
+    for f, attr in cached:
+        setattr(f, attr, None)
+    for v in variables:
+        v.data = None
 
 
 class _Grads:

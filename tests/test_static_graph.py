@@ -720,3 +720,14 @@ def test_written_out_rules_of_small_ops_match_eager_bit_for_bit():
         np.testing.assert_array_equal(wa, wb)
     for text in ('np.sin(', 'np.cos(', 'np.tanh(', 'np.exp(', '* -np.sin('):
         assert text in step.code
+
+
+def test_keep_buffers_gives_the_same_numbers_and_returns_fresh_values():
+    def make():
+        model = MLP((16, 3))
+        return model, O.Adam().setup(model)
+    batches = _batches(5)
+    eager = _train(make, _mlp_body(dropout=0.2), batches, False)
+    static = _train(make, _mlp_body(dropout=0.2), batches, True, keep_buffers=True)
+    _assert_same(eager, static)
+    assert '_release' not in static['step'].code
