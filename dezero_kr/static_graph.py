@@ -58,9 +58,11 @@ raises ``StaticGraphError``):
   hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``.
 
 A replay returns new leaf Variables around fresh arrays (nothing aliases a
-later replay).  If a replay raises, the parameters' gradients and the batch
-norm running statistics are restored; the optimizer has not run yet unless the
-error comes from inside the update itself (then as eager: what ran has run).
+later replay).  If a replay raises, the batch norm running statistics and the
+layers' state are restored; parameters and optimizer state are untouched, as
+the optimizer has not run yet, unless the error comes from inside the update
+itself (then as eager: what ran has run).  Gradients are left as eager leaves
+them (keeping the old ones would hold a second set of gradients in memory).
 A static step holds a lock while it replays or traces; other threads keep
 using the model eagerly (the recording observes only its own thread).
 """
@@ -885,7 +887,6 @@ class _Plan:
             emit[event[0]](*event[1:])
         self._emit_state(tracer.state_before, _state_slots(tracer.layers))
         self._emit_result(result)
-        self.grad_params = list({id(p): p for p, *_ in self.param_guards}.values())
         self.source = self._source()
         scope = {}
         exec(compile(self.source, f'<static_graph {self.fn_name}>', 'exec'), self.names.ns, scope)
@@ -1314,7 +1315,6 @@ class _Plan:
 
     def run(self, args, kwargs):  # noqa: C901
         values = [_get_path(args, kwargs, path) for _, path in self.arg_paths]
-        saved_grads = [(p, p.grad) for p in self.grad_params]
         saved_inplace = [(a, a.copy()) for a in (getattr(g, attr) for g, attr in self.inplace)
                          if isinstance(a, np.ndarray)]
         saved_state = [(layer, attr, getattr(layer, attr, None))
@@ -1322,9 +1322,7 @@ class _Plan:
         old = Config.enable_backprop
         try:
             out = self._replay(*values)
-        except BaseException:
-            for p, g in saved_grads:
-                p.grad = g
+        except BaseException:  # the gradients are left as eager leaves them (not kept: memory)
             for a, copy_ in saved_inplace:
                 a[...] = copy_
             for layer, attr, v in saved_state:
