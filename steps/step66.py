@@ -24,8 +24,9 @@ NumPy로 만든 배열, 연산 밖의 난수)는 기록하면서 찾아내고, �
 출력에서 볼 것
 * eager와 static의 손실이 스텝마다 같다(equal True). 드롭아웃 마스크도 매번 새로 뽑힌다.
 * stats: 첫 호출 1번만 기록(traces 1), 나머지는 재실행.
-* 생성된 코드: Linear.forward, ReLU.forward, ... 역전파는 엔진이 실행한 순서 그대로, 마지막 줄은
-  Optimizer_update(sgd).
+* 생성된 코드: Linear.forward처럼 연산의 forward/backward를 부르는 줄, tanh처럼 작은 연산은 규칙의
+  NumPy 식을 그대로 쓴 줄(np.tanh(...), g * (1 - y * y)). 역전파는 엔진이 실행한 순서 그대로,
+  기울기 저장 뒤 마지막 줄은 Optimizer_update(sgd).
 * if loss.data > 1 처럼 값으로 갈라지는 스텝은 경고(이 파일의 줄 번호)와 함께 eager로 돈다.
 * 걸린 시간(eager와 static)은 기계마다 다르므로 표준 오류(stderr)로만 찍는다.
 """
@@ -46,7 +47,7 @@ from dezero_kr.static_graph import StaticGraphWarning
 def make_model():
     """같은 시드에서 같은 모델과 옵티마이저 (입력 크기는 첫 호출에서 정해진다)."""
     np.random.seed(0)
-    model = MLP((8, 3))
+    model = MLP((8, 3), activation=F.tanh)
     return model, SGD(0.1).setup(model)
 
 
