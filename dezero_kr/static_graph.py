@@ -82,6 +82,7 @@ from dezero_kr import core
 from dezero_kr import functions_math as _fm
 from dezero_kr import hooks as _hooks
 from dezero_kr import operators as _op
+from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import Config, Parameter, Variable, as_array
 from dezero_kr.graph import render_dot
 from dezero_kr.layers import Layer
@@ -856,6 +857,7 @@ class _Plan:
         if rec.reason is not None:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
+        self.names.ns['_sum_to'] = _sum_to_array
         self.fn_name = getattr(tracer.fn, '__name__', 'step')
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
@@ -1006,6 +1008,8 @@ class _Plan:
             self.templated[id(g)] = (fname, ins, outs[0])
             expr = _TEMPLATES[type(node.f)][0](g, [n + '.data' for n in ins])
             self.lines.append(f'{outs[0]}.data = {expr}  # {type(node.f).__name__}')
+            if type(node.f) is _fm.Linear and len(ins) == 3:
+                self.lines.append(f'{outs[0]}.data += {ins[2]}.data')  # in place, as Linear.forward
         elif single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
             self.lines.append(f'{outs[0]}.data = {call}{tag}')
         elif single:
@@ -1196,7 +1200,7 @@ class _Plan:
         done = [e for e in gy_names if e not in grads.seeds]
         if template is not None:
             rule = _TEMPLATES[type(f)][1]
-            results = [(i, e) for i, e in rule(gy_names[0], [f'{n}.data' for n in template[1]],
+            results = [(i, e) for i, e in rule(f, gy_names[0], [f'{n}.data' for n in template[1]],
                                                f'{template[2]}.data')
                        if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
         else:
@@ -1376,30 +1380,50 @@ class _Plan:
 def _templates():
     fm, op = _fm, _op
     return {
-        op.Add: (lambda f, x: f'{x[0]} + {x[1]}', lambda g, x, y: [(0, g), (1, g)]),
-        op.Sub: (lambda f, x: f'{x[0]} - {x[1]}', lambda g, x, y: [(0, g), (1, f'-{g}')]),
+        op.Add: (lambda f, x: f'{x[0]} + {x[1]}', lambda f, g, x, y: [(0, g), (1, g)]),
+        op.Sub: (lambda f, x: f'{x[0]} - {x[1]}', lambda f, g, x, y: [(0, g), (1, f'-{g}')]),
         op.Mul: (lambda f, x: f'{x[0]} * {x[1]}',
-                 lambda g, x, y: [(0, f'{g} * {x[1]}'), (1, f'{g} * {x[0]}')]),
-        op.Neg: (lambda f, x: f'-{x[0]}', lambda g, x, y: [(0, f'-{g}')]),
-        fm.Sin: (lambda f, x: f'np.sin({x[0]})', lambda g, x, y: [(0, f'{g} * np.cos({x[0]})')]),
-        fm.Cos: (lambda f, x: f'np.cos({x[0]})', lambda g, x, y: [(0, f'{g} * -np.sin({x[0]})')]),
-        fm.Tanh: (lambda f, x: f'np.tanh({x[0]})', lambda g, x, y: [(0, f'{g} * (1 - {y} * {y})')]),
-        fm.Exp: (lambda f, x: f'np.exp({x[0]})', lambda g, x, y: [(0, f'{g} * {y}')]),
+                 lambda f, g, x, y: [(0, f'{g} * {x[1]}'), (1, f'{g} * {x[0]}')]),
+        op.Neg: (lambda f, x: f'-{x[0]}', lambda f, g, x, y: [(0, f'-{g}')]),
+        fm.Sin: (lambda f, x: f'np.sin({x[0]})', lambda f, g, x, y: [(0, f'{g} * np.cos({x[0]})')]),
+        fm.Cos: (lambda f, x: f'np.cos({x[0]})', lambda f, g, x, y: [(0, f'{g} * -np.sin({x[0]})')]),
+        fm.Tanh: (lambda f, x: f'np.tanh({x[0]})', lambda f, g, x, y: [(0, f'{g} * (1 - {y} * {y})')]),
+        fm.Exp: (lambda f, x: f'np.exp({x[0]})', lambda f, g, x, y: [(0, f'{g} * {y}')]),
+        # shapes are constants of the plan (its guards fix them)
+        op.Reshape: (lambda f, x: f'{x[0]}.reshape({f.shape!r})',
+                     lambda f, g, x, y: [(0, f'{g}.reshape({f.inputs[0].data.shape!r})')]),
+        # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
+        # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
+        fm.Linear: (lambda f, x: f'{x[0]} @ {x[1]}', _linear_grads),
     }
+
+
+def _linear_grads(f, g, x, y):
+    grads = [(0, f'({g} @ {x[1]}.T).reshape({f.inputs[0].data.shape!r})'), (1, f'{x[0]}.T @ {g}')]
+    if len(x) == 3:
+        grads.append((2, f'_sum_to({g}, {f.inputs[2].data.shape!r})'))
+    return grads
 
 
 _TEMPLATES = _templates()
 
 
 def _templatable(node):
-    """An operation whose rule the plan writes out: a template class (exactly), NumPy arrays of
-    one shape and dtype in and out, not 0-d (0-d results are NumPy scalars: kept as calls)."""
-    if type(node.f) not in _TEMPLATES:
+    """An operation whose rule the plan writes out: a template class (exactly) on NumPy arrays,
+    not 0-d (0-d results are NumPy scalars: kept as calls), and for the elementwise ones all
+    of one shape and dtype (no broadcasting: no sum_to in their rules)."""
+    cls = type(node.f)
+    if cls not in _TEMPLATES:
         return False
     arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
+    if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
+        return False
+    if cls is _fm.Linear:
+        return arrays[0].ndim == 2 and arrays[1].ndim == 2 and (len(arrays) == 3 or arrays[2].ndim == 1)
+    if cls is _op.Reshape:
+        return True
     first = arrays[0]
-    return all(isinstance(a, np.ndarray) and a.shape == first.shape and a.dtype == first.dtype
-               and a.ndim for a in arrays)
+    return all(a.shape == first.shape and a.dtype == first.dtype for a in arrays)
 
 
 def _release(variables, cached):

@@ -493,8 +493,9 @@ def test_code_is_readable_and_named_after_parameter_paths():
     train_step(*_batches(1)[0])
     code = train_step.code
     assert code.startswith('def train_step(x, t):')
-    for text in ('l0_W.data', 'l1_b.data', 'Linear.forward(', 'Sigmoid.forward(',
-                 'SoftmaxCrossEntropy.backward(', 'Optimizer_update(sgd)', 'l0_W.grad = None'):
+    for text in ('const.data @ l0_W.data  # Linear', 'linear.data += l0_b.data', '.T @ g_',
+                 'Sigmoid.forward(', 'SoftmaxCrossEntropy.backward(', 'Optimizer_update(sgd)',
+                 'l0_W.grad = None'):
         assert text in code
     compile(code, 'code', 'exec')
 
