@@ -1006,7 +1006,7 @@ class _Plan:
         tag = '  # draws random numbers' if node.draws else ''
         if single and _templatable(node):
             self.templated[id(g)] = (fname, ins, outs[0])
-            expr = _TEMPLATES[type(node.f)][0](g, [n + '.data' for n in ins])
+            expr = _TEMPLATES[type(node.f)][0](node, [n + '.data' for n in ins])
             self.lines.append(f'{outs[0]}.data = {expr}  # {type(node.f).__name__}')
             if type(node.f) is _fm.Linear and len(ins) == 3:
                 self.lines.append(f'{outs[0]}.data += {ins[2]}.data')  # in place, as Linear.forward
@@ -1374,8 +1374,8 @@ class _Plan:
 
 # NumPy templates: for these operations on arrays of one shape (no broadcasting, so no sum_to)
 # the generated code writes the rule's own expressions instead of calling forward/backward.
-# Each entry: (forward(f, [x0, x1, ...]) -> expression,
-#              backward(gy, [x0, ...], y) -> [(input index, expression of its gradient)]),
+# Each entry: (forward(node, [x0, x1, ...]) -> expression,
+#              backward(f, gy, [x0, ...], y) -> [(input index, expression of its gradient)]),
 # the very NumPy calls of the classes' forward and _slope/backward (operators, functions_math).
 def _templates():
     fm, op = _fm, _op
@@ -1390,16 +1390,29 @@ def _templates():
         fm.Tanh: (lambda f, x: f'np.tanh({x[0]})', lambda f, g, x, y: [(0, f'{g} * (1 - {y} * {y})')]),
         fm.Exp: (lambda f, x: f'np.exp({x[0]})', lambda f, g, x, y: [(0, f'{g} * {y}')]),
         # shapes are constants of the plan (its guards fix them)
-        op.Reshape: (lambda f, x: f'{x[0]}.reshape({f.shape!r})',
+        op.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
                      lambda f, g, x, y: [(0, f'{g}.reshape({f.inputs[0].data.shape!r})')]),
         # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
         # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
-        fm.Linear: (lambda f, x: f'{x[0]} @ {x[1]}', _linear_grads),
+        fm.Linear: (_linear_forward, _linear_grads),
     }
 
 
+def _linear_forward(node, x):
+    """Linear.forward's product; (..., I) inputs as one (N, I) @ (I, O) product, as there."""
+    shape, out = node.inputs[0].data.shape, node.inputs[1].data.shape[-1]
+    if len(shape) == 2:
+        return f'{x[0]} @ {x[1]}'
+    return f'({x[0]}.reshape(-1, {shape[-1]}) @ {x[1]}).reshape({shape[:-1] + (out,)!r})'
+
+
 def _linear_grads(f, g, x, y):
-    grads = [(0, f'({g} @ {x[1]}.T).reshape({f.inputs[0].data.shape!r})'), (1, f'{x[0]}.T @ {g}')]
+    """Linear.backward's lines: batch axes flattened, gx = g @ W.T, gW = x.T @ g, gb = sum_to(g)."""
+    shape, out = f.inputs[0].data.shape, f.inputs[1].data.shape[-1]
+    a = x[0]
+    if len(shape) != 2:
+        g, a = f'{g}.reshape(-1, {out})', f'{a}.reshape(-1, {shape[-1]})'
+    grads = [(0, f'({g} @ {x[1]}.T).reshape({shape!r})'), (1, f'{a}.T @ {g}')]
     if len(x) == 3:
         grads.append((2, f'_sum_to({g}, {f.inputs[2].data.shape!r})'))
     return grads
@@ -1418,8 +1431,8 @@ def _templatable(node):
     arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
     if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
         return False
-    if cls is _fm.Linear:
-        return arrays[0].ndim == 2 and arrays[1].ndim == 2 and (len(arrays) == 3 or arrays[2].ndim == 1)
+    if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,)
+        return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1)
     if cls is _op.Reshape:
         return True
     first = arrays[0]
