@@ -17,9 +17,9 @@ From the recording it generates Python source (``.code``): one line per
 operation, calling the very ``forward``/``backward`` methods of (copies of)
 the recorded Function objects on the arrays, or, for the small elementwise ops
 on arrays of one shape (``_TEMPLATES``: add, sub, mul, neg, sin, cos, tanh,
-exp), their rules' own NumPy expressions written out; so the replay does the
-same NumPy calls in the same order as eager and the numbers are the same bit
-for bit.  The gradient accumulation of ``core.backprop`` is written out (in
+exp, relu) and ``Linear``/``Reshape``, their rules' own NumPy lines written
+out; so the replay does the same NumPy calls in the same order as eager and
+the numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
 the engine's order), the leaf gradients are stored by the core's own
 ``_store_leaf_grads``, and the host calls are made again.  Later calls with the
 same signature run that code: no graph is built, no heap is walked.  A call
@@ -80,6 +80,7 @@ import numpy as np
 
 from dezero_kr import core
 from dezero_kr import functions_math as _fm
+from dezero_kr import functions_nn as _fnn
 from dezero_kr import hooks as _hooks
 from dezero_kr import operators as _op
 from dezero_kr.array_utils import sum_to as _sum_to_array
@@ -619,7 +620,9 @@ def _changed_constant(old, new):
     if len(old) != len(new):
         return 'the set of constants'
     for (what, a), (_, b) in zip(old, new):
-        if a.shape != b.shape or a.dtype != b.dtype or not np.array_equal(a, b, equal_nan=a.dtype.kind in 'fc'):
+        same = a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
+            a, b, equal_nan=a.dtype.kind in 'fc')
+        if not same:
             return what
     return None
 
@@ -857,7 +860,7 @@ class _Plan:
         if rec.reason is not None:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
-        self.names.ns['_sum_to'] = _sum_to_array
+        self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
         self.fn_name = getattr(tracer.fn, '__name__', 'step')
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
@@ -1389,6 +1392,8 @@ def _templates():
         fm.Cos: (lambda f, x: f'np.cos({x[0]})', lambda f, g, x, y: [(0, f'{g} * -np.sin({x[0]})')]),
         fm.Tanh: (lambda f, x: f'np.tanh({x[0]})', lambda f, g, x, y: [(0, f'{g} * (1 - {y} * {y})')]),
         fm.Exp: (lambda f, x: f'np.exp({x[0]})', lambda f, g, x, y: [(0, f'{g} * {y}')]),
+        _fnn.ReLU: (lambda n, x: f'np.maximum({x[0]}, 0)',
+                    lambda f, g, x, y: [(0, f'_mask_grad({g}, {x[0]} > 0)')]),
         # shapes are constants of the plan (its guards fix them)
         op.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
                      lambda f, g, x, y: [(0, f'{g}.reshape({f.inputs[0].data.shape!r})')]),
