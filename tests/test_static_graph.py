@@ -60,6 +60,12 @@ def _train(make, step_body, batches, static, seed=0, **kwargs):
                 t=opt.t, state=_opt_state(opt), step=step, model=model, opt=opt)
 
 
+def _assert_replayed(static):
+    """The static run was replayed (not run eagerly after a warning): equality then means something."""
+    stats = static['step'].stats
+    assert stats['eager'] == 0 and stats['replays'] >= 2, stats
+
+
 def _mlp_body(dropout=0.0):
     def body(model, opt, x, t):
         h = model(x)
@@ -116,6 +122,7 @@ def test_dropout_draws_fresh_numbers_each_replay_same_as_eager():
     eager = _train(make, _mlp_body(dropout=0.5), batches, False)
     static = _train(make, _mlp_body(dropout=0.5), batches, True)
     _assert_same(eager, static)
+    _assert_replayed(static)
     assert 'draws random numbers' in static['step'].code
 
 
@@ -139,6 +146,7 @@ def test_grad_clipping_call_and_parameter_hooks_are_replayed():
     n_eager = len(calls)
     static = _train(make, body, batches, True)
     _assert_same(eager, static)
+    _assert_replayed(static)
     assert len(calls) == 2 * n_eager == 8  # the hook ran in every replay
     assert 'clip_grad_norm(' in static['step'].code
 
@@ -156,7 +164,9 @@ def test_gradient_accumulation_over_two_backward_passes():
         model = MLP((16, 3))
         return model, O.SGD(0.1).setup(model)
     batches = _batches(4)
-    _assert_same(_train(make, body, batches, False), _train(make, body, batches, True))
+    static = _train(make, body, batches, True)
+    _assert_same(_train(make, body, batches, False), static)
+    _assert_replayed(static)
 
 
 def _bn_make():
@@ -177,7 +187,8 @@ def test_batch_norm_model_and_running_statistics():
     batches = _batches(5)
     eager = _train(_bn_make, _mlp_body(), batches, False)
     static = _train(_bn_make, _mlp_body(), batches, True)
-    _assert_same(eager, static)  # avg_mean / avg_var are parameters: compared too
+    _assert_same(eager, static)
+    _assert_replayed(static)  # avg_mean / avg_var are parameters: compared too
     m = static['model']
     np.testing.assert_array_equal(m.bn.avg_mean.data, eager['model'].bn.avg_mean.data)
 
@@ -230,7 +241,9 @@ def test_digits_cnn_with_dropout():
     def make():
         model = CNN()
         return model, O.Adam().setup(model)
-    _assert_same(_train(make, _mlp_body(), batches, False), _train(make, _mlp_body(), batches, True))
+    static = _train(make, _mlp_body(), batches, True)
+    _assert_same(_train(make, _mlp_body(), batches, False), static)
+    _assert_replayed(static)
 
 
 def test_lstm_truncated_bptt_state_kept_on_the_model():
@@ -261,8 +274,9 @@ def test_lstm_truncated_bptt_state_kept_on_the_model():
     eager = _train(make, body, windows, False)
     static = _train(make, body, windows, True)
     _assert_same(eager, static)
-    # first window (no state yet) and the rest (state from the last call): two plans
-    assert static['step'].stats['traces'] == 2
+    # first window (no state yet) and the rest (state from the last call): two plans, then replays
+    assert static['step'].stats == {'traces': 2, 'replays': len(windows) - 2, 'eager': 0, 'evictions': 0}
+    assert 'state read fresh' in static['step'].code and 'state for the next call' in static['step'].code
     np.testing.assert_array_equal(static['model'].rnn.h.data, eager['model'].rnn.h.data)
     assert static['model'].rnn.h.creator is None
     # reset_state(): the plan traced without state is used again
@@ -583,6 +597,7 @@ def test_data_parallel_update_is_replayed_with_its_all_reduce():
     static = _train(make, _mlp_body(), batches, True)
     assert HalvingComm.calls == 2 * n > 0
     _assert_same(eager, static)
+    _assert_replayed(static)
 
 
 def test_observed_calls_run_eagerly():
@@ -731,4 +746,5 @@ def test_keep_buffers_gives_the_same_numbers_and_returns_fresh_values():
     eager = _train(make, _mlp_body(dropout=0.2), batches, False)
     static = _train(make, _mlp_body(dropout=0.2), batches, True, keep_buffers=True)
     _assert_same(eager, static)
+    _assert_replayed(static)
     assert '_release' not in static['step'].code
