@@ -68,9 +68,11 @@ using the model eagerly (the recording observes only its own thread).
 """
 import collections
 import copy
+import ctypes
 import inspect
 import itertools
 import os
+import re
 import sys
 import threading
 import warnings
@@ -226,6 +228,16 @@ def _same_rng(a, b):
     return a[2] == b[2] and a[3] == b[3] and np.array_equal(a[1], b[1])
 
 
+_MT_STATE_BYTES = 624 * 4 + 4  # MT19937's key words and position: the whole state, in C
+
+
+def _rng_fingerprint():
+    """The bytes of the global RNG's state, read in place (``get_state`` copies it into a tuple of
+    Python objects: ~50x slower, and tracing looks at it once per operation)."""
+    bitgen = np.random.mtrand._rand._bit_generator
+    return ctypes.string_at(bitgen.ctypes.state_address, _MT_STATE_BYTES)
+
+
 class _Recorder:
     """The observer that records a step (thread-local: other threads are not seen)."""
 
@@ -237,6 +249,7 @@ class _Recorder:
         self.host_depth = 0
         self.pass_ = None
         self.rng = _rng_state()
+        self.rng_fingerprint = _rng_fingerprint()
 
     def fail(self, reason):
         if self.reason is None:
@@ -256,6 +269,12 @@ class _Recorder:
             if y.data.__class__ is np.ndarray:  # np.asarray inside forward drops the subclass
                 y.data = y.data.view(_Traced)
 
+    def sync_rng(self):
+        """Draws inside a backward pass or a host call are replayed with it: start from here."""
+        fingerprint = _rng_fingerprint()
+        if fingerprint != self.rng_fingerprint:
+            self.rng, self.rng_fingerprint = _rng_state(), fingerprint
+
     def lazy_init(self):
         """True if a parameter got its first array since the last look (a layer's lazy init draws)."""
         done = {i for i in self.lazy if self.params[i].data is not None}
@@ -264,9 +283,11 @@ class _Recorder:
 
     def _check_rng(self, node):
         """The global RNG moved since the last operation: did this one draw, or host code?"""
-        state = _rng_state()
-        if _same_rng(state, self.rng):
+        fingerprint = _rng_fingerprint()
+        if fingerprint == self.rng_fingerprint:
             return
+        state = _rng_state()  # self.rng is the full state of the last fingerprint: still valid
+        self.rng_fingerprint = fingerprint
         if self.lazy_init():  # Linear's weights drawn on the first call: not replayed, as eager
             self.rng = state
             return
@@ -312,7 +333,7 @@ class _Recorder:
     def on_pass_end(self):
         if not self.host_depth:
             self.pass_ = None
-            self.rng = _rng_state()
+            self.sync_rng()
 
     def on_cleargrad(self, var):
         if not self.host_depth and self.pass_ is None:
@@ -333,7 +354,7 @@ class _Recorder:
         self.host_depth -= 1
         if not self.host_depth:
             self.after_host()
-            self.rng = _rng_state()
+            self.sync_rng()
 
     # Set by the tracer: plain arrays for the host call, traced ones again after it.
     def before_host(self):
@@ -737,7 +758,7 @@ class _Tracer:
 
     def plan(self, result):
         rec = self.rec
-        if not _same_rng(_rng_state(), rec.rng) and not rec.lazy_init():
+        if _rng_fingerprint() != rec.rng_fingerprint and not rec.lazy_init():
             rec.fail('random numbers were drawn outside an operation after the last one '
                      '(a replay would not draw them)')
         try:
@@ -775,7 +796,7 @@ class _Eager:
 
 
 def _identifier(text):
-    out = ''.join(c if c.isalnum() else '_' for c in text).strip('_') or 'v'
+    out = re.sub(r'\W', '_', text).strip('_') or 'v'
     return out if not out[0].isdigit() else '_' + out
 
 
@@ -894,7 +915,7 @@ class _Plan:
         self._emit_result(result)
         self.source = self._source()
         scope = {}
-        exec(compile(self.source, f'<static_graph {self.fn_name}>', 'exec'), self.names.ns, scope)
+        exec(_compiled(self.source, self.fn_name), self.names.ns, scope)
         self._replay = scope[self.fn_name]
         self.keep = None
 
@@ -1470,6 +1491,18 @@ class _Grads:
     def pop(self, y):
         self.owner.pop(id(y))
         return self.name.pop(id(y))
+
+
+_code_cache = collections.OrderedDict()  # source -> code object: the confirming trace repeats it
+
+
+def _compiled(source, name):
+    code = _code_cache.get(source)
+    if code is None:
+        code = _code_cache[source] = compile(source, f'<static_graph {name}>', 'exec')
+        if len(_code_cache) > 64:
+            _code_cache.popitem(last=False)
+    return code
 
 
 def _set_backprop(value):
