@@ -209,6 +209,18 @@ def dezero_step_fn(x, t, weights):
                              dezero.optimizers.SGD)
 
 
+def static_step_fn(x, t, weights, keep_buffers=False):
+    """dezero_kr's step as a ``static_graph``: traced on its first call, then replayed."""
+    import dezero_kr
+    step, params = dezero_kr_step_fn(x, t, weights)
+    return dezero_kr.static_graph(step, keep_buffers=keep_buffers), params
+
+
+def static_buffers_step_fn(x, t, weights):
+    """The same with ``keep_buffers=True`` (arrays kept between calls, memory reused)."""
+    return static_step_fn(x, t, weights, keep_buffers=True)
+
+
 # =============================================================================
 # Driver
 # =============================================================================
@@ -216,7 +228,9 @@ def run(iters=10, repeat=15):
     x, t = make_data()
     weights = initial_weights()
     steps, finals = {}, {}
-    for name, make in (('dezero_kr', dezero_kr_step_fn), ('numpy floor', numpy_step_fn),
+    for name, make in (('dezero_kr', dezero_kr_step_fn), ('static_graph', static_step_fn),
+                       ('static buffers', static_buffers_step_fn),
+                       ('numpy floor', numpy_step_fn),
                        ('pytorch', torch_step_fn), ('dezero 0.0.13', dezero_step_fn)):
         step, params = make(x, t, weights)
         if step is not None:
@@ -230,6 +244,9 @@ def run(iters=10, repeat=15):
         for a, b in zip(params, finals['numpy floor']):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=name)
     assert all(p.dtype == np.float32 for p in finals['dezero_kr'])
+    for a, b, c in zip(finals['dezero_kr'], finals['static_graph'], finals['static buffers']):
+        np.testing.assert_array_equal(a, b)  # eager's numbers bit for bit
+        np.testing.assert_array_equal(a, c)
 
     def many(step):
         def run_iters():

@@ -96,6 +96,30 @@ def framework(lib, n_ops):
     return run
 
 
+def static_chain(n_ops):
+    """Workload 1 as one ``dezero_kr.static_graph`` step (forward and backward), replayed:
+    x and w are Parameters read fresh by every replay.  Returns ``run`` as ``framework``'s."""
+    import dezero_kr
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((2, 2))
+    w0 = rng.uniform(0.5, 1.0, (2, 2))
+    x, w = dezero_kr.Parameter(x0.copy()), dezero_kr.Parameter(w0.copy())
+
+    @dezero_kr.static_graph
+    def step():
+        x.cleargrad()
+        w.cleargrad()
+        workload(x, w, dezero_kr.functions.sin, n_ops).backward()
+
+    def run():
+        t0 = time.perf_counter()
+        step()
+        t1 = time.perf_counter()
+        return t1 - t0, 0.0, x.grad.data, w.grad.data
+    step()  # the trace: not timed
+    return run
+
+
 def bytes_per_node(lib, n):
     """Memory the recorded graph of an n-node sin chain keeps, per node (tracemalloc)."""
     sin = lib.functions.sin
@@ -155,6 +179,7 @@ def main(argv=()):
 
     runs = {name: numpy_floor(args.ops) if lib is None else framework(lib, args.ops)
             for name, lib in libs.items()}
+    runs['static_graph'] = static_chain(args.ops)
     samples = timing.interleave(runs, repeat=args.repeat)
 
     # The libraries must agree with the floor, or the timing means nothing.
@@ -169,10 +194,17 @@ def main(argv=()):
     floor_f = min(s[0] for s in samples['numpy floor'])
     floor_b = min(s[1] for s in samples['numpy floor'])
     for name, ss in samples.items():
+        if name == 'static_graph':
+            continue
         f_best, f_med = timing.summary([s[0] / args.ops * 1e6 for s in ss])
         b_best, b_med = timing.summary([s[1] / args.ops * 1e6 for s in ss])
         print(f'{name:16s} {f_best:9.2f} ({f_med:6.2f}) {b_best:12.2f} ({b_med:6.2f}) '
               f'{f_best / (floor_f / args.ops * 1e6):9.1f}x {b_best / (floor_b / args.ops * 1e6):9.1f}x')
+
+    st_best, st_med = timing.summary([s[0] / args.ops * 1e6 for s in samples['static_graph']])
+    print(f'{"static_graph":16s} forward + backward {st_best:6.2f} ({st_med:6.2f}) us/op: '
+          f'{st_best / ((floor_f + floor_b) / args.ops * 1e6):.2f}x the floor\'s forward + backward per op '
+          f'(a static chain, replayed)')
 
     sizes = [int(n) for n in args.memory.split(',') if n]
     print(f'\nWorkload 2: chain of sin nodes on a 0-d float64 array: fwd+bwd time ({args.chain:,} nodes) '

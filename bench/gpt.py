@@ -204,25 +204,74 @@ class TensorRun:
         return float(loss.data)
 
 
+class StaticRun(TensorRun):
+    """The same step as one ``dezero_kr.static_graph``: traced on the first call, then replayed."""
+
+    def __init__(self, script, settings):
+        import dezero_kr
+        super().__init__(script, settings)
+
+        def train_step(x, y):
+            loss = self.model.loss(x, y)
+            self.model.cleargrads()
+            loss.backward()
+            self.opt.update()
+            return loss
+        self.static = dezero_kr.static_graph(train_step)
+
+    def step(self, x, y):
+        return float(self.static(x, y).data)
+
+
+def peak_bytes(fn):
+    """Peak bytes in use (``tracemalloc``) during the second of two calls of ``fn``, counting
+    what the first left alive (a static step keeps its arrays as buffers between calls)."""
+    import tracemalloc
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        gc.collect()
+        tracemalloc.reset_peak()
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def compare(steps=10, repeat=10, batch_size=32, log=print):
     """Lockstep steps (same masks), then alternating timed steps; returns losses and times."""
     script = load_train_script()
     _, settings = script.parse_args(['--batch-size', str(batch_size)])
     tensor = TensorRun(script, settings)
     floor = NumpyRun(tensor.model, settings)
+    static = StaticRun(script, settings)
     data = script.NameData(True, settings['block_size'])
     rng = np.random.default_rng(0)
     batches = [data.batch(rng, batch_size) for _ in range(steps)]
     rows = []
+    extra = {}
     for i, (x, y) in enumerate(batches):
         state = np.random.get_state()
+        t0 = time.perf_counter()
         lt = tensor.step(x, y)
+        t1 = time.perf_counter()
         np.random.set_state(state)
         ln = floor.step(x, y)
+        np.random.set_state(state)
+        t2 = time.perf_counter()
+        ls = static.step(x, y)
+        if i == 0:
+            extra['trace'] = (time.perf_counter() - t2) / (t1 - t0)
+        if ls != lt:
+            raise AssertionError(f'bench gpt: static_graph loss {ls!r} != eager {lt!r} at step {i + 1}')
         rows.append((lt, ln))
-        log(f'step {i + 1:3d}: loss dezero_kr {lt:.7f}  numpy {ln:.7f}')
-    times = {'dezero_kr': [], 'numpy': []}
-    runs = {'dezero_kr': tensor, 'numpy': floor}
+        log(f'step {i + 1:3d}: loss dezero_kr {lt:.7f}  numpy {ln:.7f}  static_graph {ls:.7f}')
+    x, y = batches[0]
+    extra['peak_eager'] = peak_bytes(lambda: tensor.step(x, y))
+    extra['peak_static'] = peak_bytes(lambda: static.step(x, y))
+    times = {'dezero_kr': [], 'numpy': [], 'static': []}
+    runs = {'dezero_kr': tensor, 'numpy': floor, 'static': static}
     for _ in range(repeat):
         for name, run in runs.items():
             gc.collect()
@@ -230,7 +279,7 @@ def compare(steps=10, repeat=10, batch_size=32, log=print):
             for x, y in batches:
                 run.step(x, y)
             times[name].append((time.perf_counter() - t0) / len(batches))
-    return rows, times, tensor.model
+    return rows, times, tensor.model, extra
 
 
 def main(argv=None):
@@ -239,7 +288,7 @@ def main(argv=None):
     parser.add_argument('--repeat', type=int, default=10, help='timed runs of each, alternating')
     parser.add_argument('--batch-size', type=int, default=32)
     args = parser.parse_args(argv)
-    rows, times, model = compare(args.steps, args.repeat, args.batch_size)
+    rows, times, model, extra = compare(args.steps, args.repeat, args.batch_size)
     diff = max(abs(a - b) / abs(b) for a, b in rows)
     print(f'train.py default config: {model.num_params():,} parameters, batch {args.batch_size}, float32, '
           f'OPENBLAS threads = {os.environ["OPENBLAS_NUM_THREADS"]}')
@@ -251,6 +300,14 @@ def main(argv=None):
     print(f'  NumPy floor  {med["numpy"] * 1e3:8.2f} ms')
     print(f'  dezero_kr / NumPy floor = {statistics.median(ratios):.2f}x (median of the paired ratios; '
           f'range {min(ratios):.2f}-{max(ratios):.2f})')
+    ratios = [a / b for a, b in zip(times['static'], times['numpy'])]
+    print(f'  static_graph {med["static"] * 1e3:8.2f} ms (losses equal to dezero_kr\'s bit for bit)')
+    print(f'  static / NumPy floor = {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-'
+          f'{max(ratios):.2f}); static / dezero_kr = '
+          f'{statistics.median(a / b for a, b in zip(times["static"], times["dezero_kr"])):.2f}x')
+    print(f'  first call (trace) / dezero_kr step = {extra["trace"]:.1f}x; peak memory of a step '
+          f'(tracemalloc): dezero_kr {extra["peak_eager"] / 2**20:.2f} MiB, static replay '
+          f'{extra["peak_static"] / 2**20:.2f} MiB')
     return 0
 
 

@@ -505,6 +505,26 @@ class TensorRun:
             p.data -= lr_t * (m / c1) / (np.sqrt(v / c2) + EPS_ADAM)
 
 
+class StaticRun(TensorRun):
+    """``TensorRun``'s forward and backward as one ``dezero_kr.static_graph`` step: traced on the
+    first name of each length, replayed as generated straight-line code after that."""
+
+    def __init__(self, weights, num_steps):
+        import dezero_kr
+        super().__init__(weights, num_steps)
+
+        def forward_backward(x, y):
+            loss = self.model.loss(x, y)
+            self.model.cleargrads()
+            loss.backward()
+            return loss
+        self.step = dezero_kr.static_graph(forward_backward, max_cache=BLOCK + 1)
+
+    def forward_backward(self, tokens):
+        n = min(BLOCK, len(tokens) - 1)
+        return float(self.step(np.array([tokens[:n]]), np.array([tokens[1:n + 1]])).data)
+
+
 class NumpyRun:
     def __init__(self, weights, num_steps):
         self.W = {k: w.copy() for k, w in weights.items()}
@@ -658,11 +678,18 @@ def compare(steps=10, repeat=20, seed=0, log=print):
     ds, docs = _names(steps, seed)
     weights = init_weights(seed)
     scalar, tensor, floor = ScalarRun(weights, steps), TensorRun(weights, steps), NumpyRun(weights, steps)
+    static = StaticRun(weights, steps)
     rows, grad_diff = [], None
     for step, tokens in enumerate(docs):
         ls, (sf, sb, su) = scalar.step(step, tokens)
         lt, tt, tu = _timed_step(tensor, step, tokens, repeat)
         ln, tn, nu = _timed_step(floor, step, tokens, repeat)
+        t0 = time.perf_counter()
+        static.forward_backward(tokens)  # the first call of a length traces: timed on its own
+        trace = time.perf_counter() - t0
+        lg, tg, gu = _timed_step(static, step, tokens, repeat)
+        if lg != lt:
+            raise AssertionError(f'bench microgpt: static_graph loss {lg!r} != eager {lt!r} at step {step}')
         if step == 0:  # gradients of the first step, all parameters (an update leaves them as they are)
             gt = gpt_grads_as_microgpt(tensor.model)
             grad_diff = max(max(float(np.abs(gt[k] - scalar.grads[k]).max()),
@@ -670,7 +697,8 @@ def compare(steps=10, repeat=20, seed=0, log=print):
         n = min(BLOCK, len(tokens) - 1)
         rows.append(dict(name=ds.decode(tokens[1:-1]), positions=n, nodes=scalar.nodes, scalar=ls, tensor=lt,
                          numpy=ln, t_scalar=sf + sb + su, t_scalar_fb=sf + sb, t_tensor=tt + tu,
-                         t_tensor_fb=tt, t_numpy=tn + nu, t_numpy_fb=tn))
+                         t_tensor_fb=tt, t_numpy=tn + nu, t_numpy_fb=tn, t_static=tg + gu, t_static_fb=tg,
+                         t_trace=trace))
         log(f'step {step + 1:3d} {rows[-1]["name"]:>12s} ({n:2d} positions, {scalar.nodes:6d} scalar nodes): '
             f'loss scalar {ls:.15f}  dezero_kr {lt:.15f}  numpy {ln:.15f}')
     return rows, grad_diff, tensor.model
@@ -767,6 +795,15 @@ def main(argv=None):
     print(f'  scalar / dezero_kr = {ratio:.0f}x per step ({ratio_fb:.0f}x forward + backward); '
           f'dezero_kr / NumPy floor = {floor:.1f}x per step ({floor_fb:.1f}x forward + backward; medians of '
           f'the per-step ratios)')
+    static = statistics.median(r['t_static'] / r['t_numpy'] for r in rows)
+    static_fb = statistics.median(r['t_static_fb'] / r['t_numpy_fb'] for r in rows)
+    print(f'  static_graph   {statistics.median(r["t_static"] for r in rows) * 1e3:9.2f} ms  '
+          f'(forward + backward {statistics.median(r["t_static_fb"] for r in rows) * 1e3:.2f} ms; '
+          f'losses equal to dezero_kr\'s bit for bit)')
+    print(f'  static / NumPy floor = {static:.2f}x per step ({static_fb:.2f}x forward + backward); '
+          f'static / dezero_kr = {statistics.median(r["t_static"] / r["t_tensor"] for r in rows):.2f}x; '
+          f'first call (trace) / dezero_kr step = '
+          f'{statistics.median(r["t_trace"] / r["t_tensor_fb"] for r in rows):.1f}x')
     count, alone = rules_alone(model, _names(args.steps, args.seed)[1], args.repeat)
     print(f'  the {count} nodes\' own forward + backward alone (no dispatch): '
           f'{statistics.median(alone) * 1e3:.2f} ms = '

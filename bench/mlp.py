@@ -127,25 +127,32 @@ def _block(step, iters):
 
 
 def run(activation='sigmoid', iters=20, repeat=15):
+    import dezero_kr
     x, t = make_data()
     dz_step, dz_params = dezero_step_fn(x, t, activation)
     np_step, np_params = numpy_step_fn(x, t, activation, dz_params)
+    st_step, st_params = dezero_step_fn(x, t, activation)
+    st_step = dezero_kr.static_graph(st_step)  # traced on its first call, then replayed
 
     # Same math: after the same number of steps the weights agree.
     for _ in range(5):
         dz_step()
         np_step()
-    for a, b in zip(dz_params, np_params):
+        st_step()
+    for a, b, c in zip(dz_params, np_params, st_params):
         assert a.dtype == b.dtype == np.float32, (a.dtype, b.dtype)
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+        np.testing.assert_array_equal(a, c)  # static_graph: eager's numbers bit for bit
 
     # Interleaved blocks of ``iters`` steps, so load changes hit both alike.
-    samples = _timing.interleave({'dezero_kr': _block(dz_step, iters), 'numpy': _block(np_step, iters)},
-                                 repeat)
+    samples = _timing.interleave({'dezero_kr': _block(dz_step, iters), 'numpy': _block(np_step, iters),
+                                  'static': _block(st_step, iters)}, repeat)
     dz = statistics.median(samples['dezero_kr']) / iters
     fl = statistics.median(samples['numpy']) / iters
     ratios = [a / b for a, b in zip(samples['dezero_kr'], samples['numpy'])]
-    return dz, fl, statistics.median(ratios)
+    st = statistics.median(samples['static']) / iters
+    static_ratio = statistics.median(a / b for a, b in zip(samples['static'], samples['numpy']))
+    return dz, fl, statistics.median(ratios), st, static_ratio
 
 
 def main(argv=None):
@@ -154,12 +161,14 @@ def main(argv=None):
     parser.add_argument('--iters', type=int, default=20, help='steps per timed sample')
     parser.add_argument('--repeat', type=int, default=15, help='timed samples of each')
     args = parser.parse_args(argv)
-    dz, fl, ratio = run(args.activation, args.iters, args.repeat)
+    dz, fl, ratio, st, static_ratio = run(args.activation, args.iters, args.repeat)
     print(f'MLP {IN}-{HIDDEN}-{OUT}, batch {BATCH}, float32, SGD, {args.activation}, '
           f'OMP/OPENBLAS/MKL threads = {os.environ["OPENBLAS_NUM_THREADS"]}')
     print(f'dezero_kr    {dz * 1e3:7.3f} ms/step (median of {args.repeat} x {args.iters} steps)')
     print(f'NumPy floor  {fl * 1e3:7.3f} ms/step')
     print(f'ratio        {ratio:7.3f}x (median of the paired ratios; {dz / fl:.3f}x of the medians)')
+    print(f'static_graph {st * 1e3:7.3f} ms/step (weights equal to dezero_kr\'s bit for bit)')
+    print(f'static / NumPy floor = {static_ratio:.3f}x (median of the paired ratios)')
     return 0
 
 

@@ -334,6 +334,8 @@ class Variable:
     def cleargrad(self):
         """Forget the gradient (``grad = None``); leaf gradients accumulate until this is called."""
         self.grad = None
+        if _hooks._observed:  # static_graph records it (one global test per parameter and step)
+            _hooks.notify(_observers.list, 'on_cleargrad', self)
 
     def unchain_backward(self):
         """Cut every creator link upstream of this Variable (truncated BPTT).
@@ -721,6 +723,8 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
     instance recorded twice is a RuntimeError.
     """
     run = _Pass(grads, retain_grad, capture, create_graph)
+    if run.observers:  # static_graph records where a pass starts and ends
+        _hooks.notify(run.observers, 'on_pass_begin', grads, retain_grad, create_graph, capture)
     # Speed trick: the common pass (no hooks, nothing retained, captured or observed) reads
     # a single output's gradient inline: ~220 ns per node, 7 % of core_ops backward (measured).
     plain = not (run.hooks_on or retain_grad or capture is not None or run.observers)
@@ -783,6 +787,8 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
         cycle = _store_leaf_grads(grads, seen, run)
     finally:
         _set_enable_backprop(Config, old_enable_backprop)
+        if run.observers:
+            _hooks.notify(run.observers, 'on_pass_end')
     if cycle and not _grad_cycle_warned:
         _warn_grad_cycle(run)
 

@@ -102,6 +102,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Variable, no_grad, test_mode
+from dezero_kr.hooks import host_operation
 from dezero_kr.datasets import Dataset
 from dezero_kr.progress import progress as _progress
 
@@ -625,6 +626,7 @@ class DataParallel:
         self.comm.bcast_params(self.optimizer.target)
         self._synced = frozenset(id(p) for p in self._params('setup') if p.data is not None)
 
+    @host_operation  # static_graph re-runs the whole update (see dezero_kr.hooks)
     def update(self):
         """Broadcast new parameters (and skip) or all-reduce the gradients; then the
         optimizer's hooks and update (the same on every rank)."""

@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from dezero_kr import cuda
+from dezero_kr.hooks import host_operation
 
 __all__ = ['clip_grad_value', 'clip_grad_norm', 'clip_grad_norm_per_tensor', 'adaptive_clip_grad',
            'ClipGradNorm', 'ClipGradValue', 'AdaptiveClipGrad']
@@ -171,6 +172,7 @@ def _check_nonnegative(value, name, what):
 # =============================================================================
 # Clipping functions
 # =============================================================================
+@host_operation  # static_graph re-runs the call (see dezero_kr.hooks)
 def clip_grad_value(params, clip_value):
     """Clip every gradient element to ``[-clip_value, clip_value]`` (in place; dtype kept)."""
     _check_nonnegative(clip_value, 'clip_value', 'clip_grad_value')
@@ -180,6 +182,7 @@ def clip_grad_value(params, clip_value):
         group.set(xp.clip(group.array, -c, c))
 
 
+@host_operation  # static_graph re-runs the call (see dezero_kr.hooks)
 def clip_grad_norm(params, max_norm, norm_type=2.0, error_if_nonfinite=False, eps=1e-6):
     """Scale all gradients together so their global norm is at most ``max_norm``; return the
     norm before clipping (a Python float).
@@ -219,6 +222,7 @@ def _scale_if_above(groups, max_norm, norm):
         group.set(group.array * coef)
 
 
+@host_operation  # static_graph re-runs the call (see dezero_kr.hooks)
 def clip_grad_norm_per_tensor(params, max_norm, norm_type=2.0, eps=1e-6):
     """Clip each gradient on its own: ``g <- g * min(1, max_norm / (||g|| + eps))``.
 
@@ -253,6 +257,7 @@ def _unitwise_norm(a, xp):
     return xp.sqrt((a * a).sum(axis=axes, keepdims=True))
 
 
+@host_operation  # static_graph re-runs the call (see dezero_kr.hooks)
 def adaptive_clip_grad(params, clipping=0.01, eps=1e-3):
     """Adaptive gradient clipping (AGC, Brock et al. 2021), unit by unit.
 

@@ -20,6 +20,7 @@ thing it needs from the engine, the check of a gradient a hook returns, is
 passed in by the caller.
 """
 import contextlib
+import functools
 import itertools
 import threading
 import weakref
@@ -142,3 +143,38 @@ def observing(observer):
     finally:
         observers.remove(observer)
         _count_observer(-1)
+
+
+def notify(observers, name, *args):
+    """Call ``observer.<name>(*args)`` on each observer that has that method (all are optional)."""
+    for observer in list(observers):
+        method = getattr(observer, name, None)
+        if method is not None:
+            method(*args)
+
+
+def host_operation(fn):
+    """Decorator for an operation on raw arrays outside the graph (``Optimizer.update``, gradient
+    clipping): an observer with ``on_host_call(wrapper, args, kwargs)`` and
+    ``on_host_return()`` sees the call as one unit (``static_graph`` records
+    it to run it again, instead of recording what happens inside it).
+
+    ``on_host_call`` may return a replacement ``(args, kwargs)`` (a generator
+    argument made a list, so the call can be repeated).  Without observers
+    the wrapper costs one test of a module global.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not _observed:
+            return fn(*args, **kwargs)
+        observers = [o for o in _observers.list if hasattr(o, 'on_host_call')]
+        for observer in observers:
+            replaced = observer.on_host_call(wrapper, args, kwargs)
+            if replaced is not None:
+                args, kwargs = replaced
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            for observer in reversed(observers):
+                observer.on_host_return()
+    return wrapper

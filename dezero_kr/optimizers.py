@@ -27,6 +27,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Parameter, Variable
 from dezero_kr.fileio import NpzReader, check_array_for, existing_npz_path, save_npz
+from dezero_kr.hooks import host_operation
 from dezero_kr.grad_clip import AdaptiveClipGrad, ClipGradNorm, ClipGradValue, clip_grad_norm  # noqa: F401 (re-exported hooks)
 
 
@@ -61,6 +62,7 @@ class Optimizer:
         self.target = target
         return self
 
+    @host_operation  # static_graph re-runs the whole update (see dezero_kr.hooks)
     def update(self):
         """One optimisation step: count it (``t += 1``), run the hooks on the parameters that
         have a gradient, then ``update_one`` each parameter whose gradient is still set.

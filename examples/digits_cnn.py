@@ -3,6 +3,7 @@
     python examples/digits_cnn.py                  # 30 epochs
     python examples/digits_cnn.py --plot plots     # + digits_cnn_curves.png, digits_cnn_filters.png
     python examples/digits_cnn.py --gpu            # on a CUDA GPU (CuPy; docs/gpu.md)
+    python examples/digits_cnn.py --static         # the training step traced once and replayed
 
 The same bundled ``Digits`` as ``digits_mlp.py``, read as images (N, 1, 8, 8)
 (``Digits(flatten=False)``):
@@ -56,6 +57,8 @@ def main(argv=None):
     p = _util.parser(__doc__, epochs=30)
     p.add_argument('--plain', action='store_true', help='no augmentation, label smoothing or dropout')
     p.add_argument('--gpu', action='store_true', help='train on a CUDA GPU with CuPy (docs/gpu.md)')
+    p.add_argument('--static', action='store_true',
+                   help='train with dezero_kr.static_graph (Define-and-Run; the same numbers)')
     args = p.parse_args(argv)
     start = time.perf_counter()
 

@@ -3,6 +3,7 @@
     python examples/digits_mlp.py                  # 60 epochs: >= 95% test accuracy
     python examples/digits_mlp.py --plain          # no augmentation/smoothing/noise: about 92%
     python examples/digits_mlp.py --plot plots     # + digits_mlp_curves.png, digits_mlp_errors.png
+    python examples/digits_mlp.py --static         # the training step traced once and replayed
 
 Data: ``dezero_kr.datasets.Digits`` (bundled, no network): the first 1,500
 images train, the last 297 test.  The test images come partly from other
@@ -26,7 +27,7 @@ import numpy as np
 
 import dezero_kr.functions as F
 import dezero_kr.layers as L
-from dezero_kr import DataLoader, cuda, no_grad, test_mode
+from dezero_kr import DataLoader, cuda, no_grad, static_graph, test_mode
 from dezero_kr.datasets import Digits
 from dezero_kr.models import Model
 from dezero_kr.optimizers import Adam, WarmupCosine
@@ -51,13 +52,37 @@ class DigitsMLP(Model):
         return self.l3(h)
 
 
+def smoothed_targets(t, c, smoothing, dtype):
+    """q = (1 - s) one_hot(t) + s / C, shape (N, C), built from the labels t (N,) where they are
+    (NumPy, or CuPy with --gpu)."""
+    n = len(t)
+    xp = cuda.get_array_module(t)
+    q = xp.full((n, c), smoothing / c, dtype=dtype)
+    q[xp.arange(n), t] += 1 - smoothing
+    return q
+
+
 def smoothed_cross_entropy(y, t, smoothing):
     """Cross entropy against q = (1 - s) one_hot(t) + s / C:  -sum(q * log_softmax(y)) / N."""
     n, c = y.shape
-    xp = cuda.get_array_module(y)  # numpy, or cupy with --gpu
-    q = xp.full((n, c), smoothing / c, dtype=y.dtype)
-    q[xp.arange(n), t] += 1 - smoothing
+    q = smoothed_targets(t, c, smoothing, y.dtype)
     return -F.sum(q * F.log_softmax(y)) / n
+
+
+def static_train_step(model, optimizer):
+    """The training step as ``dezero_kr.static_graph`` (``--static``): traced once, then replayed.
+
+    The smoothed targets q come in as an argument: NumPy builds them from the
+    labels, which an operation of the trace would keep as a constant.
+    """
+    @static_graph
+    def step(x, q):
+        loss = -F.sum(q * F.log_softmax(model(x))) / len(q)
+        model.cleargrads()
+        loss.backward()
+        optimizer.update()
+        return loss
+    return step
 
 
 def random_affine(x, rng, rotate=15.0, scale=0.1, shear=0.1, shift=1.0, side=8):
@@ -96,13 +121,18 @@ def train(args, model, optimizer, loader, test_set, distort, smoothing, log_ever
     to_device = to_device or (lambda a: a)
     test_x, test_t = to_device(test_set.data), to_device(test_set.label)
     history = {'train_loss': [], 'test_acc': []}
+    step = static_train_step(model, optimizer) if getattr(args, 'static', False) else None
     for epoch in range(1, args.epochs + 1):
         total = 0.0
         for x, t in _util.epoch_bar(args, loader, epoch):
-            loss = smoothed_cross_entropy(model(to_device(distort(x))), to_device(t), smoothing)
-            model.cleargrads()
-            loss.backward()
-            optimizer.update()
+            x, t = to_device(distort(x)), to_device(t)
+            if step is not None:  # --static: the same numbers, replayed (docs/static_graph.md)
+                loss = step(x, smoothed_targets(t, 10, smoothing, x.dtype))
+            else:
+                loss = smoothed_cross_entropy(model(x), t, smoothing)
+                model.cleargrads()
+                loss.backward()
+                optimizer.update()
             total += float(loss.data) * len(t)
         with test_mode(), no_grad():  # dropout off
             acc = float(F.accuracy(model(test_x), test_t).data)
@@ -118,6 +148,8 @@ def main(argv=None):
     p.add_argument('--hidden', type=int, default=512, help='units per hidden layer (default 512)')
     p.add_argument('--plain', action='store_true',
                    help='no augmentation, label smoothing, noise or dropout (the 92%% baseline)')
+    p.add_argument('--static', action='store_true',
+                   help='train with dezero_kr.static_graph (Define-and-Run; the same numbers)')
     args = p.parse_args(argv)
     start = time.perf_counter()
 

@@ -2,6 +2,7 @@
 
     python examples/gpt/train.py                      # the default config (~1 min on 2 idle CPU cores)
     python examples/gpt/train.py --fast               # a tiny model, a few steps (tests)
+    python examples/gpt/train.py --static             # the step traced once, then replayed (same numbers)
     python examples/gpt/train.py --steps 500 --ckpt out/gpt   # saves model + optimizer state
     python examples/gpt/train.py --steps 1000 --ckpt out/gpt --resume   # continues from step 500
 
@@ -77,6 +78,8 @@ def parse_args(argv=None):
     p.add_argument('--stop-after', type=int,
                    help='stop (and save) after this step, as if interrupted; --resume goes on')
     p.add_argument('--gpu', action='store_true', help='train on a CUDA GPU with CuPy (docs/gpu.md)')
+    p.add_argument('--static', action='store_true',
+                   help='train with dezero_kr.static_graph (Define-and-Run; the same numbers)')
     p.add_argument('--samples', type=int, default=10)
     p.add_argument('--temperature', type=float, default=1.0)
     p.add_argument('--top-k', type=int)
@@ -314,12 +317,17 @@ def train(model, opt, clip, rng, data, settings, args, log=print, val=None):
     losses, t0 = [], time.perf_counter()
     recent = math.nan
     last = settings['steps'] if args.stop_after is None else min(args.stop_after, settings['steps'])
-    while opt.t < last:
-        x, y = data.batch(rng, settings['batch_size'])
-        loss = model.loss(_on_device_of(model, x), _on_device_of(model, y))
+    def train_step(x, y):
+        loss = model.loss(x, y)
         model.cleargrads()
         loss.backward()
         opt.update()
+        return loss
+    if getattr(args, 'static', False):  # traced on the first call, replayed after (the same numbers)
+        train_step = dezero_kr.static_graph(train_step)
+    while opt.t < last:
+        x, y = data.batch(rng, settings['batch_size'])
+        loss = train_step(_on_device_of(model, x), _on_device_of(model, y))
         losses.append(float(loss.data))
         step = opt.t
         if step % args.log_every == 0 or step == last:

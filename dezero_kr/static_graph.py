@@ -1,0 +1,1538 @@
+"""Define-and-Run: trace a step once, replay it as straight-line code (``static_graph``).
+
+``dezero_kr.static_graph(fn)`` (or ``@static_graph``) returns a callable with
+``fn``'s signature.  The first call with a new *signature* runs ``fn`` eagerly
+(Define-by-Run) while recording, in order, every operation it makes:
+
+* each forward ``Function`` call (the Function object, its input and output
+  Variables),
+* each backward pass (its root, and the order in which the engine ran the
+  nodes' ``backward``),
+* ``cleargrad()`` of a Variable (``model.cleargrads()``),
+* each *host operation* (``Optimizer.update``, ``DataParallel.update``, the
+  gradient clipping functions of ``dezero_kr.grad_clip``), recorded as one call
+  to be made again (see ``dezero_kr.hooks.host_operation``).
+
+From the recording it generates Python source (``.code``): one line per
+operation, calling the very ``forward``/``backward`` methods of (copies of)
+the recorded Function objects on the arrays, or, for the small elementwise ops
+on arrays of one shape (``_TEMPLATES``: add, sub, mul, neg, sin, cos, tanh,
+exp, relu) and ``Linear``/``Reshape``, their rules' own NumPy lines written
+out; so the replay does the same NumPy calls in the same order as eager and
+the numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
+the engine's order), the leaf gradients are stored by the core's own
+``_store_leaf_grads``, and the host calls are made again.  Later calls with the
+same signature run that code: no graph is built, no heap is walked.  A call
+frees its arrays when it returns, as an eager step (``keep_buffers=True``
+keeps them until the next call replaces each one: its buffers).
+
+What the signature and the guards cover (otherwise the step is traced again):
+argument shapes, dtypes, strides and types (Python scalars by value, other
+objects by identity); ``Config`` (``enable_backprop``, ``train``); each
+parameter the step uses (array type, shape, dtype: ``to_gpu``, a lazily
+created or re-shaped parameter); the state Variables of the step's layers
+(an RNN's ``h``: None or a Variable of a shape).  Plans are cached per
+signature, at most ``max_cache`` of them (least recently used dropped);
+``.stats`` counts traces, replays, eager calls and evictions.
+
+Values are read fresh at every replay: parameters through the Parameter
+objects (``load_weights`` replaces ``.data``: the replay reads the new array),
+the layers' state Variables from their attributes (and written back, as the
+layer does), arrays captured by the step (by identity).
+
+The traps, detected while tracing (the step then runs eagerly for that
+signature, with one ``StaticGraphWarning`` naming the line, or ``strict=True``
+raises ``StaticGraphError``):
+
+* values used by Python: during the trace every array of the step (arguments,
+  parameters, results) is a ``_Traced`` ndarray; ``bool``, ``float``, ``int``,
+  ``item()``, ``tolist()`` on one from code outside ``dezero_kr`` is a branch
+  or a number that a replay could not recompute;
+* an array computed from the step's values outside an operation (host NumPy
+  code) that reaches an operation as a constant;
+* random numbers drawn outside an operation (the global NumPy RNG moved
+  between two operations).  Operations that draw (``dropout``) are replayed by
+  calling their ``forward``, which draws fresh numbers: the same draws as
+  eager under the same seed;
+* a Variable computed by the step and kept with its graph (not unchained), a
+  hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``.
+
+A replay returns new leaf Variables around fresh arrays (nothing aliases a
+later replay).  If a replay raises, the batch norm running statistics and the
+layers' state are restored; parameters and optimizer state are untouched, as
+the optimizer has not run yet, unless the error comes from inside the update
+itself (then as eager: what ran has run).  Gradients are left as eager leaves
+them (keeping the old ones would hold a second set of gradients in memory).
+A static step holds a lock while it replays or traces; other threads keep
+using the model eagerly (the recording observes only its own thread).
+"""
+import collections
+import copy
+import ctypes
+import inspect
+import itertools
+import os
+import re
+import sys
+import threading
+import warnings
+import weakref
+
+import numpy as np
+
+from dezero_kr import core
+from dezero_kr import functions_math as _fm
+from dezero_kr import functions_nn as _fnn
+from dezero_kr import hooks as _hooks
+from dezero_kr import operators as _op
+from dezero_kr.array_utils import sum_to as _sum_to_array
+from dezero_kr.core import Config, Parameter, Variable, as_array
+from dezero_kr.dot import render_dot
+from dezero_kr.layers import Layer
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+
+
+class StaticGraphError(RuntimeError):
+    """A step that cannot be replayed (``strict=True``), or a bad use of ``static_graph``."""
+
+
+class StaticGraphWarning(UserWarning):
+    """A step that runs eagerly because a replay could not be trusted (the message says why)."""
+
+
+class _Unreplayable(Exception):
+    """Raised inside the recorder/planner: the reason a step cannot be replayed."""
+
+
+# =============================================================================
+# Traced arrays: value reads become visible while tracing
+# =============================================================================
+_tracing = threading.local()  # .recorder: the active _Recorder of this thread, or absent
+
+
+_internal_files = {}  # co_filename -> True for dezero_kr's and NumPy's own files (cached)
+
+
+def _internal(filename):
+    known = _internal_files.get(filename)
+    if known is None:
+        path = os.path.abspath(filename)
+        known = _internal_files[filename] = (path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)
+                                             or filename.startswith('<frozen'))
+    return known
+
+
+def _user_line(depth=2):
+    """``file:line`` of the innermost frame outside dezero_kr and NumPy (the user's code)."""
+    frame = sys._getframe(depth)
+    while frame is not None:
+        if not _internal(frame.f_code.co_filename):
+            return f'{frame.f_code.co_filename}:{frame.f_lineno}'
+        frame = frame.f_back
+    return '<unknown>'
+
+
+def _value_read(arr, what):
+    """A ``_Traced`` array's value reaches Python: flag it if user code (not dezero_kr) did it."""
+    rec = getattr(_tracing, 'recorder', None)
+    if rec is None:
+        return
+    frame = sys._getframe(2)
+    if _internal(frame.f_code.co_filename):
+        return  # the engine's own checks (label ranges, rules' special cases) run again at replay
+    rec.fail(f'{what} of a value computed by the step at {frame.f_code.co_filename}:'
+             f'{frame.f_lineno} (Python control flow or a number that depends on the data: '
+             f'a replay would keep the traced value)')
+
+
+class _Traced(np.ndarray):
+    """An ndarray that reports when user code turns its values into Python values.
+
+    Used only while tracing; NumPy keeps the subclass through every operation,
+    so an array computed from the step's data (by an operation or by host
+    code) is recognisable.  Arithmetic is ndarray's: the same numbers.
+    """
+
+    def __bool__(self):
+        _value_read(self, 'bool()')
+        return np.ndarray.__bool__(self)
+
+    def __float__(self):
+        _value_read(self, 'float()')
+        return np.ndarray.__float__(self)
+
+    def __int__(self):
+        _value_read(self, 'int()')
+        return np.ndarray.__int__(self)
+
+    def __index__(self):
+        _value_read(self, 'an index')
+        return np.ndarray.__index__(self)
+
+    def item(self, *args):
+        _value_read(self, '.item()')
+        return np.ndarray.item(self, *args)
+
+    def tolist(self):
+        _value_read(self, '.tolist()')
+        return np.ndarray.tolist(self)
+
+    # A reshape or a cast of an argument may copy (a non-contiguous batch): remembered, so the
+    # replay can make the same call on the new argument (``t.reshape(-1)`` in GPT.loss).
+    def reshape(self, *shape, **kwargs):
+        out = np.ndarray.reshape(self, *shape, **kwargs)
+        if isinstance(out, _Traced):
+            out._from = (self, 'reshape', shape, kwargs)
+        return out
+
+    def astype(self, *args, **kwargs):
+        out = np.ndarray.astype(self, *args, **kwargs)
+        if isinstance(out, _Traced) and out is not self:
+            out._from = (self, 'astype', args, kwargs)
+        return out
+
+
+def _plain(a):
+    """``a`` as a plain ndarray (a view of a ``_Traced`` one); anything else unchanged."""
+    return a.view(np.ndarray) if isinstance(a, _Traced) else a
+
+
+# =============================================================================
+# Recording
+# =============================================================================
+class _Node:
+    """One recorded forward operation: the Function, its input and output Variables."""
+    __slots__ = ('f', 'inputs', 'outputs', 'line', 'draws')
+
+    def __init__(self, f, inputs, outputs):
+        self.f, self.inputs, self.outputs = f, tuple(inputs), tuple(outputs)
+        self.line = None
+        self.draws = False
+
+
+class _Pass:
+    """One recorded backward pass: its seeds and the nodes' backward calls in the engine's order."""
+
+    def __init__(self, seeds):
+        self.seeds = seeds        # [(root Variable, seed Variable)]
+        self.steps = []           # [(f, gys, gxs)]
+
+
+def _rng_state():
+    return np.random.get_state()
+
+
+def _same_rng(a, b):
+    return a[2] == b[2] and a[3] == b[3] and np.array_equal(a[1], b[1])
+
+
+_MT_STATE_BYTES = 624 * 4 + 4  # MT19937's key words and position: the whole state, in C
+
+
+def _rng_fingerprint():
+    """The bytes of the global RNG's state, read in place (``get_state`` copies it into a tuple of
+    Python objects: ~50x slower, and tracing looks at it once per operation)."""
+    bitgen = np.random.mtrand._rand._bit_generator
+    return ctypes.string_at(bitgen.ctypes.state_address, _MT_STATE_BYTES)
+
+
+class _Recorder:
+    """The observer that records a step (thread-local: other threads are not seen)."""
+
+    def __init__(self):
+        self.events = []          # ('node', _Node) | ('pass', _Pass) | ('clear', Variable) | ('host', ...)
+        self.nodes = {}           # id(Function) -> _Node
+        self.outputs = {}         # id(Variable) -> Variable made by a recorded node
+        self.reason = None
+        self.host_depth = 0
+        self.pass_ = None
+        self.rng = _rng_state()
+        self.rng_fingerprint = _rng_fingerprint()
+
+    def fail(self, reason):
+        if self.reason is None:
+            self.reason = reason
+
+    # --- engine callbacks (dezero_kr.hooks) ---------------------------------
+    def on_forward(self, f, inputs, outputs):
+        if self.host_depth or self.pass_ is not None:
+            return  # inside a host call or a backward rule: replayed as a whole
+        node = _Node(f, inputs, outputs)
+        node.line = _user_line(3)
+        self._check_rng(node)
+        self.events.append(('node', node))
+        self.nodes[id(f)] = node
+        for y in outputs:
+            self.outputs[id(y)] = y
+            if y.data.__class__ is np.ndarray:  # np.asarray inside forward drops the subclass
+                y.data = y.data.view(_Traced)
+
+    def sync_rng(self):
+        """Draws inside a backward pass or a host call are replayed with it: start from here."""
+        fingerprint = _rng_fingerprint()
+        if fingerprint != self.rng_fingerprint:
+            self.rng, self.rng_fingerprint = _rng_state(), fingerprint
+
+    def lazy_init(self):
+        """True if a parameter got its first array since the last look (a layer's lazy init draws)."""
+        done = {i for i in self.lazy if self.params[i].data is not None}
+        self.lazy -= done
+        return bool(done)
+
+    def _check_rng(self, node):
+        """The global RNG moved since the last operation: did this one draw, or host code?"""
+        fingerprint = _rng_fingerprint()
+        if fingerprint == self.rng_fingerprint:
+            return
+        state = _rng_state()  # self.rng is the full state of the last fingerprint: still valid
+        self.rng_fingerprint = fingerprint
+        if self.lazy_init():  # Linear's weights drawn on the first call: not replayed, as eager
+            self.rng = state
+            return
+        # Run the operation again from the old RNG state on a copy: if it draws exactly the
+        # numbers that moved the RNG, the draws are its own (replayed by calling forward).
+        probe = copy.copy(node.f)
+        for name in _slot_names(type(probe)):
+            value = getattr(probe, name, None)
+            if isinstance(value, np.ndarray):
+                setattr(probe, name, value.copy())  # batch norm's running stats change in place
+        np.random.set_state(self.rng)
+        try:
+            probe.forward(*[x.data for x in node.inputs])
+            own = _same_rng(_rng_state(), state)
+        except Exception:
+            own = False
+        np.random.set_state(state)
+        self.rng = state
+        if own:
+            node.draws = True
+        else:
+            self.fail(f'random numbers were drawn outside an operation before the '
+                      f'{type(node.f).__name__} called at {_user_line(3)} (a replay would reuse '
+                      f'them); draw them inside a Function, or pass them as an argument')
+
+    def on_backward(self, f, gys, gxs):
+        if self.pass_ is not None and not self.host_depth:
+            self.pass_.steps.append((f, gys, gxs))
+
+    def on_pass_begin(self, grads, retain_grad, create_graph, capture):
+        if self.host_depth:
+            return
+        if create_graph or capture is not None or retain_grad:
+            what = ('create_graph=True' if create_graph else 'autograd.grad' if capture is not None
+                    else 'retain_grad=True')
+            self.fail(f'a backward pass with {what} at {_user_line(3)} (only first-order '
+                      f'backward into .grad is replayed)')
+        if self.pass_ is not None:
+            self.fail('a backward pass started inside another one')
+        self.pass_ = _Pass(list(grads.items()))
+        self.events.append(('pass', self.pass_))
+
+    def on_pass_end(self):
+        if not self.host_depth:
+            self.pass_ = None
+            self.sync_rng()
+
+    def on_cleargrad(self, var):
+        if not self.host_depth and self.pass_ is None:
+            self.events.append(('clear', var))
+
+    def on_host_call(self, fn, args, kwargs):
+        self.host_depth += 1
+        if self.host_depth > 1:
+            return None
+        # Iterators (model.params()) are made lists: the replay makes the same call again.
+        args = tuple(list(a) if _is_iterator(a) else a for a in args)
+        kwargs = {k: list(v) if _is_iterator(v) else v for k, v in kwargs.items()}
+        self.events.append(('host', fn, args, kwargs))
+        self.before_host()
+        return args, kwargs
+
+    def on_host_return(self):
+        self.host_depth -= 1
+        if not self.host_depth:
+            self.after_host()
+            self.sync_rng()
+
+    # Set by the tracer: plain arrays for the host call, traced ones again after it.
+    def before_host(self):
+        pass
+
+    def after_host(self):
+        pass
+
+
+def _is_iterator(a):
+    return hasattr(a, '__next__') and hasattr(a, '__iter__')
+
+
+_slot_cache = {}
+
+
+def _slot_names(cls):
+    """Every ``__slots__`` name of a Function class and its bases (no __weakref__/__dict__)."""
+    names = _slot_cache.get(cls)
+    if names is None:
+        names = []
+        for klass in cls.__mro__:
+            slots = klass.__dict__.get('__slots__', ())
+            if isinstance(slots, str):
+                slots = (slots,)
+            names += [s for s in slots if s not in ('__weakref__', '__dict__') and s not in names]
+        _slot_cache[cls] = names = tuple(names)
+    return names
+
+
+_init_cache = {}
+
+
+def _init_names(cls):
+    """The parameter names of ``cls.__init__``: attributes set before ``forward`` runs."""
+    names = _init_cache.get(cls)
+    if names is None:
+        try:
+            names = frozenset(inspect.signature(cls.__init__).parameters) - {'self'}
+        except (TypeError, ValueError):
+            names = frozenset()
+        _init_cache[cls] = names
+    return names
+
+
+def _arrays_in(value):
+    """The ndarrays in an attribute value (an array, or a tuple/list of indices)."""
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if isinstance(v, np.ndarray)]
+    return []
+
+
+# =============================================================================
+# State the step reads outside its arguments: layers reachable from fn
+# =============================================================================
+def _layers_of(fn, args, kwargs):
+    """The Layers the step can reach: in its closure, the globals it names, ``self``, its
+    arguments, and one level inside other objects there (a class holding model and optimizer)."""
+    roots = _roots(fn, args, kwargs)
+    for obj in list(roots):
+        if not isinstance(obj, (Layer, list, tuple, dict, type)) and hasattr(obj, '__dict__') \
+                and not inspect.ismodule(obj) and not callable(obj):
+            roots += list(vars(obj).values())
+    layers, seen, stack = [], set(), list(roots)
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, (list, tuple)):
+            stack += list(obj)
+            continue
+        target = getattr(obj, 'target', None)  # an optimizer: its model
+        if not isinstance(obj, Layer) and isinstance(target, Layer):
+            obj = target
+        if isinstance(obj, Layer) and id(obj) not in seen:
+            seen.add(id(obj))
+            layers.append(obj)
+            stack += [v for v in obj.__dict__.values() if isinstance(v, (Layer, list, tuple))]
+    return layers
+
+
+def _roots(fn, args, kwargs):
+    """Objects the step names: its arguments, ``self`` of a method, closure cells, globals used."""
+    roots = list(args) + list(kwargs.values())
+    func = getattr(fn, '__func__', fn)
+    if getattr(fn, '__self__', None) is not None:
+        roots.append(fn.__self__)
+    code = getattr(func, '__code__', None)
+    if code is None:
+        return roots
+    glb = getattr(func, '__globals__', {})
+    roots += [glb[n] for n in _code_names(code) if n in glb]
+    for cell in (getattr(func, '__closure__', None) or ()):
+        try:
+            roots.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return roots
+
+
+def _code_names(code):
+    """Every global name a code object and the functions defined in it use."""
+    names, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_names)
+        stack += [k for k in c.co_consts if inspect.iscode(k)]
+    return names
+
+
+def _state_slots(layers):
+    """``{(layer, name): value}`` for the layers' attributes holding a non-Parameter Variable or None."""
+    slots = {}
+    for layer in layers:
+        for name, v in list(layer.__dict__.items()):
+            if name in ('inputs', 'outputs') or name.startswith('_'):
+                continue
+            if v is None or (isinstance(v, Variable) and not isinstance(v, Parameter)):
+                slots[(layer, name)] = v
+    return slots
+
+
+def _param_paths(layers):
+    """``{id(Parameter): 'path'}`` for naming parameters in the generated code."""
+    paths = {}
+    for i, layer in enumerate(layers):
+        for path, p in layer.named_params():
+            paths.setdefault(id(p), path)
+    return paths
+
+
+# =============================================================================
+# The signature of a call
+# =============================================================================
+def _describe(value, keep):
+    """A hashable description of one argument; objects described by identity go to ``keep``."""
+    if isinstance(value, np.ndarray):
+        return ('array', type(value), value.shape, value.dtype.str, value.strides)
+    if isinstance(value, Variable):
+        d = value.data
+        if d is None:
+            return ('variable', type(value), None)
+        return ('variable', type(value), type(d), d.shape, d.dtype.str, d.strides)
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return ('value', type(value), value)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_describe(v, keep) for v in value)
+    keep.append(value)
+    return ('object', id(value))
+
+
+# =============================================================================
+# The static step
+# =============================================================================
+class StaticGraph:
+    """What ``static_graph(fn)`` returns: call it as ``fn``; ``.code``, ``.plot()``, ``.stats``.
+
+    ``max_cache``: how many traced plans (one per signature and state) are kept.
+    ``strict``: raise ``StaticGraphError`` instead of running eagerly with a warning.
+    ``keep_buffers``: keep a call's arrays until the next call replaces each of them
+    (the allocator then hands the same memory back: faster for large activations, as
+    ``bench cnn`` shows, at the cost of one step's activations held between calls);
+    by default a call frees its arrays when it returns, as an eager step does.
+    """
+
+    def __init__(self, fn, max_cache=8, strict=False, keep_buffers=False):
+        if not callable(fn):
+            raise TypeError(f'static_graph: fn must be callable, got {type(fn).__name__} {fn!r:.60}')
+        if not isinstance(max_cache, int) or isinstance(max_cache, bool) or max_cache < 1:
+            raise ValueError(f'static_graph: max_cache must be a positive int, got {max_cache!r}')
+        self.fn = fn
+        self.max_cache = max_cache
+        self.strict = strict
+        self.keep_buffers = keep_buffers
+        self.__name__ = getattr(fn, '__name__', 'step')
+        self.__doc__ = getattr(fn, '__doc__', None)
+        self.__wrapped__ = fn
+        self._cache = collections.OrderedDict()  # key -> [_Plan or _Eager]
+        self._lock = threading.RLock()
+        self._last = None
+        self.stats = {'traces': 0, 'replays': 0, 'eager': 0, 'evictions': 0}
+
+    def __repr__(self):
+        return f'<static_graph {self.__name__}: {self.stats}>'
+
+    @property
+    def cache_size(self):
+        """The number of plans kept (one per signature and state seen; at most ``max_cache``)."""
+        return sum(len(v) for v in self._cache.values())
+
+    @property
+    def code(self):
+        """The generated Python source of the last plan traced or replayed (a str)."""
+        if self._last is None:
+            raise StaticGraphError(f'{self.__name__}.code: call the step once first (it is traced '
+                                   f'on its first call)')
+        return self._last.source
+
+    def plot(self, to_file='static_graph.png', **kwargs):
+        """Draw the last plan (forward operations and their backward) with ``plot_dot_graph``'s renderer."""
+        if self._last is None:
+            raise StaticGraphError(f'{self.__name__}.plot: call the step once first')
+        return render_dot(self._last.dot(), to_file=to_file, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        """``fn(*args, **kwargs)``: replayed when a plan of this signature passes its guards,
+        else traced (or run eagerly where the step cannot be replayed)."""
+        if getattr(_tracing, 'recorder', None) is not None or _hooks._observers.list:
+            return self.fn(*args, **kwargs)  # inside another trace, or observed (detect_anomaly, jvp)
+        keep = []
+        key = _key(args, kwargs, keep)
+        with self._lock:
+            plans = self._cache.get(key)
+            if plans is not None:
+                self._cache.move_to_end(key)
+                for i, plan in enumerate(plans):
+                    if plan.guard(args, kwargs):
+                        if plan.eager:
+                            self.stats['eager'] += 1
+                            return self.fn(*args, **kwargs)
+                        if plan.frozen and not plan.confirmed:
+                            return self._confirm(key, i, plan, args, kwargs, keep)
+                        self._last = plan
+                        self.stats['replays'] += 1
+                        return plan.run(args, kwargs)
+            return self._trace(key, args, kwargs, keep)
+
+    def _confirm(self, key, i, plan, args, kwargs, keep):
+        """Trace a second call and compare the constants the first one built outside operations.
+
+        An array made by host NumPy code from the step's data without a value
+        being read (``q[np.arange(n), t] += 1`` writes labels into a new array)
+        cannot be seen while tracing; it differs between calls, so a second
+        trace that finds the same constants confirms the plan.  (Equal data in
+        two calls would hide it: such a step is not trusted more than that.)
+        """
+        self.stats['traces'] += 1
+        result, new = _trace(self.fn, args, kwargs, self.keep_buffers)
+        new.keep = keep
+        if not new.eager:
+            changed = _changed_constant(plan.frozen, new.frozen)
+            if changed is None:
+                new.confirmed = True
+                self._last = new
+            else:
+                new = _Eager(f'{changed} was built outside an operation from values that change '
+                             f'between calls (host NumPy code): a replay would keep the first one')
+        if new.eager:
+            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
+                       f'for this signature: {new.reason}')
+            if self.strict:
+                raise StaticGraphError(message)
+            warnings.warn(message, StaticGraphWarning, stacklevel=4)
+        self._cache[key][i] = new
+        return result
+
+    def _trace(self, key, args, kwargs, keep):
+        self.stats['traces'] += 1
+        result, plan = _trace(self.fn, args, kwargs, self.keep_buffers)
+        plan.keep = keep
+        if plan.eager:
+            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
+                       f'for this signature: {plan.reason}')
+            if self.strict:
+                raise StaticGraphError(message)
+            warnings.warn(message, StaticGraphWarning, stacklevel=3)
+        else:
+            self._last = plan
+        self._cache.setdefault(key, []).insert(0, plan)
+        self._cache.move_to_end(key)
+        while self.cache_size > self.max_cache:
+            oldest_key = next(iter(self._cache))
+            plans = self._cache[oldest_key]
+            plans.pop()
+            if not plans:
+                del self._cache[oldest_key]
+            self.stats['evictions'] += 1
+        return result
+
+
+def _key(args, kwargs, keep):
+    """The cache key of a call: its signature (``_describe``) and the Config modes."""
+    if not kwargs and all(a.__class__ is np.ndarray for a in args):  # the usual step(x, t)
+        return ('arrays',) + tuple((a.shape, a.dtype.str, a.strides) for a in args) + (
+            Config.enable_backprop, Config.train)
+    return (_describe(args, keep), _describe(tuple(sorted(kwargs.items())), keep),
+            Config.enable_backprop, Config.train)
+
+
+def _changed_constant(old, new):
+    """The description of the first constant that differs between two traces, or None."""
+    if len(old) != len(new):
+        return 'the set of constants'
+    for (what, a), (_, b) in zip(old, new):
+        same = a.shape == b.shape and a.dtype == b.dtype and np.array_equal(
+            a, b, equal_nan=a.dtype.kind in 'fc')
+        if not same:
+            return what
+    return None
+
+
+def static_graph(fn=None, *, max_cache=8, strict=False, keep_buffers=False):
+    """Define-and-Run: ``static_graph(step)`` or ``@static_graph`` (``@static_graph(max_cache=4)``).
+
+    Returns a ``StaticGraph`` (its options: see there): the first call per
+    signature traces ``fn`` eagerly; later calls replay the generated code
+    (see the module docstring for what is captured, the guards and the traps).
+    """
+    options = dict(max_cache=max_cache, strict=strict, keep_buffers=keep_buffers)
+    if fn is None:
+        return lambda f: StaticGraph(f, **options)
+    return StaticGraph(fn, **options)
+
+
+# =============================================================================
+# Tracing
+# =============================================================================
+def _trace(fn, args, kwargs, keep_buffers=False):
+    """Run ``fn`` eagerly with a recorder; return (its result, a _Plan or an _Eager)."""
+    return _Tracer(fn, args, kwargs, keep_buffers).run()
+
+
+class _Tracer:
+    """One traced call: makes the step's arrays ``_Traced`` for its duration, and plain again."""
+
+    def __init__(self, fn, args, kwargs, keep_buffers=False):
+        self.fn, self.args, self.kwargs, self.keep_buffers = fn, args, kwargs, keep_buffers
+        self.layers = _layers_of(fn, args, kwargs)
+        self.state_before = _state_slots(self.layers)
+        self.params = {id(p): p for layer in self.layers for p in layer.params()}
+        self.originals = {}  # id(Variable) -> (Variable, its plain array): restored after the trace
+        self.traced = {}     # id(an array that was a parameter's .data during the trace) -> it
+        self.arg_arrays = []  # (path, traced view or None for a Variable, the user's value)
+        self.rec = _Recorder()
+        self.rec.lazy = {id(p) for p in self.params.values() if p.data is None}
+        self.rec.params = self.params
+        self.rec.before_host, self.rec.after_host = self.before_host, self.after_host
+
+    def taint_var(self, v):
+        if isinstance(v.data, np.ndarray) and not isinstance(v.data, _Traced):
+            self.originals.setdefault(id(v), (v, v.data))
+            if isinstance(v, Parameter):
+                self.traced[id(v.data)] = v  # the plain array: operations may keep it (batch norm)
+            v.data = v.data.view(_Traced)
+            if isinstance(v, Parameter):
+                self.traced[id(v.data)] = v
+
+    def taint_arg(self, value, path):
+        if isinstance(value, np.ndarray) and not isinstance(value, _Traced):
+            t = value.view(_Traced)
+            self.arg_arrays.append((path, t, value))
+            return t
+        if isinstance(value, Variable) and isinstance(value.data, np.ndarray):
+            self.arg_arrays.append((path, None, value))
+            self.taint_var(value)
+        elif isinstance(value, (tuple, list)):
+            return type(value)(self.taint_arg(v, path + (i,)) for i, v in enumerate(value))
+        return value
+
+    def untaint_grads(self):
+        leaves = [x for node in self.rec.nodes.values() for x in node.inputs]
+        for x in leaves + list(self.params.values()):
+            if x.grad is not None and isinstance(x.grad.data, _Traced):
+                x.grad.data = _plain(x.grad.data)
+
+    @staticmethod
+    def restore(v, data):
+        """``v.data`` plain again: its original array if it is still our view, else a plain view."""
+        d = v.data
+        if isinstance(d, _Traced):
+            ours = d.base is (data if data.base is None else data.base) and d.shape == data.shape \
+                and d.strides == data.strides
+            v.data = data if ours else _plain(d)
+
+    def before_host(self):
+        """Host operations (the optimizer) see plain arrays: their state never keeps a _Traced."""
+        self.untaint_grads()
+        for v, data in self.originals.values():
+            if isinstance(v, Parameter):
+                self.restore(v, data)
+
+    def after_host(self):
+        for p in self.params.values():
+            self.originals.pop(id(p), None)
+            self.taint_var(p)
+
+    def run(self):
+        targs = tuple(self.taint_arg(a, ('args', i)) for i, a in enumerate(self.args))
+        tkwargs = {k: self.taint_arg(v, ('kwargs', k)) for k, v in self.kwargs.items()}
+        for p in self.params.values():
+            self.taint_var(p)
+        for v in self.state_before.values():
+            if v is not None:
+                self.taint_var(v)
+        _tracing.recorder = self.rec
+        try:
+            with _hooks.observing(self.rec):
+                result = self.fn(*targs, **tkwargs)
+            plan = self.plan(result)
+        finally:
+            _tracing.recorder = None
+            self.untaint_grads()
+            for v, data in self.originals.values():
+                self.restore(v, data)
+        for v in _state_slots(self.layers).values():
+            if isinstance(v, Variable) and isinstance(v.data, _Traced):
+                v.data = _plain(v.data)
+        return _untaint_result(result), plan
+
+    def plan(self, result):
+        rec = self.rec
+        if _rng_fingerprint() != rec.rng_fingerprint and not rec.lazy_init():
+            rec.fail('random numbers were drawn outside an operation after the last one '
+                     '(a replay would not draw them)')
+        try:
+            return _Plan(self, result, self.keep_buffers)
+        except _Unreplayable as e:
+            return _Eager(str(e))
+
+
+def _untaint_result(value):
+    if isinstance(value, Variable):
+        if isinstance(value.data, _Traced):
+            value.data = _plain(value.data)
+        return value
+    if isinstance(value, _Traced):
+        return _plain(value)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_untaint_result(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _untaint_result(v) for k, v in value.items()}
+    return value
+
+
+# =============================================================================
+# The plan: generated straight-line code
+# =============================================================================
+class _Eager:
+    """A signature whose step runs eagerly (``reason`` says why)."""
+    eager = True
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def guard(self, args, kwargs):
+        return True
+
+
+def _identifier(text):
+    out = re.sub(r'\W', '_', text).strip('_') or 'v'
+    return out if not out[0].isdigit() else '_' + out
+
+
+_MISSING = object()
+
+
+class _Names:
+    """Readable, unique names for the generated code, and the namespace they live in."""
+
+    def __init__(self):
+        self.ns = {'Variable': Variable, 'np': np, 'as_array': as_array, '_check_grad': core._check_grad}
+        self.used = set(self.ns) | {'args', 'kwargs', 'self'}
+        self.by_id = {}
+        self.counters = {}  # base -> the next suffix to try (names are made in O(1), not O(n))
+
+    def add(self, obj, hint):
+        if id(obj) in self.by_id:
+            return self.by_id[id(obj)]
+        name = self.local(hint)
+        self.ns[name] = obj
+        self.by_id[id(obj)] = name
+        return name
+
+    def local(self, hint):
+        base = _identifier(hint)
+        name = base
+        while name in self.used:
+            k = self.counters.get(base, 1)
+            self.counters[base] = k + 1
+            name = f'{base}_{k}'
+        self.used.add(name)
+        return name
+
+
+def _arg_names(fn, args, kwargs):
+    """Readable names for the argument paths: the parameter names of ``fn`` where it has them."""
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind(*args, **kwargs)
+        names = {}
+        pos = 0
+        for pname, value in bound.arguments.items():
+            kind = sig.parameters[pname].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                for j in range(len(value)):
+                    names[('args', pos)] = f'{pname}_{j}'
+                    pos += 1
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                for k in value:
+                    names[('kwargs', k)] = k
+            elif pname in kwargs:
+                names[('kwargs', pname)] = pname
+            else:
+                names[('args', pos)] = pname
+                pos += 1
+        return names
+    except (TypeError, ValueError):
+        return {}
+
+
+def _get_path(args, kwargs, path):
+    value = args if path[0] == 'args' else kwargs
+    for k in path[1:]:
+        value = value[k]
+    return value
+
+
+class _Plan:
+    """The replay of one traced signature: generated source, its namespace, guards and result.
+
+    Built from a ``_Tracer`` by walking its recording once (``_emit_*``): each
+    event becomes lines of the generated function, each object it needs a
+    name in its namespace (``_Names``).
+    """
+    eager = False
+    reason = None
+    confirmed = False
+
+    def __init__(self, tracer, result, keep_buffers=False):
+        rec = tracer.rec
+        self.keep_buffers = keep_buffers
+        if rec.reason is not None:
+            raise _Unreplayable(rec.reason)
+        self.names = _Names()
+        self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
+        self.fn_name = getattr(tracer.fn, '__name__', 'step')
+        self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
+        self.paths = _param_paths(tracer.layers)
+        self.data_owner = dict(tracer.traced)  # id(array) -> Parameter whose .data it is
+        self.data_owner.update({id(p.data): p for p in tracer.params.values() if p.data is not None})
+        self.arg_arrays = tracer.arg_arrays
+        self.arg_views = {id(t): path for path, t, v in tracer.arg_arrays if t is not None}
+        self.arg_vars = {id(v): path for path, t, v in tracer.arg_arrays if t is None}
+        self.state_ids = {id(v): key for key, v in tracer.state_before.items() if v is not None}
+        self.lines = []        # the body of the generated function
+        self.arg_paths = []    # [(local name, path)]: the generated function's parameters
+        self.local_of_path = {}
+        self.param_guards = []
+        self.state_guards = []
+        self.inplace = []      # (function, attribute) forward changes in place: restored on error
+        self.cached = []       # (function, attribute) that forward sets again at every call
+        self.templated = {}    # id(function) -> (name, input names, output name): rule written out
+        self.nodes_dot = []
+        # Arrays built outside operations and kept as constants (a mask, positions, smoothed
+        # labels made by NumPy): the next call traces again and compares them (see StaticGraph).
+        self.frozen = []
+        self.var_name = {}     # id(traced Variable) -> name of the plan's own Variable
+        self.own_vars = {}     # id(traced output Variable) -> the plan's Variable
+        self.state_reads = {}
+        self.funcs = {}        # id(traced Function) -> the plan's copy
+        emit = {'node': self._emit_node, 'clear': self._emit_clear, 'host': self._emit_host,
+                'pass': self._emit_pass}
+        for event in rec.events:
+            emit[event[0]](*event[1:])
+        self._emit_state(tracer.state_before, _state_slots(tracer.layers))
+        self._emit_result(result)
+        self.source = self._source()
+        paths = [path for _, path in self.arg_paths]
+        self.positional = len(paths) if paths == [('args', i) for i in range(len(paths))] else None
+        scope = {}
+        exec(_compiled(self.source, self.fn_name), self.names.ns, scope)
+        self._replay = scope[self.fn_name]
+        self.keep = None
+
+    # --- names of arguments, parameters and arrays ---------------------------------
+    def _arg_local(self, path):
+        if path not in self.local_of_path:
+            hint = self.arg_names.get(path[:2], '_'.join(map(str, path[1:])))
+            if len(path) > 2:
+                hint += '_' + '_'.join(map(str, path[2:]))
+            self.local_of_path[path] = self.names.local(hint)
+            self.arg_paths.append((self.local_of_path[path], path))
+        return self.local_of_path[path]
+
+    def _param_name(self, p):
+        if id(p) not in self.names.by_id:
+            self.param_guards.append((p, type(_plain(p.data)), p.data.shape, p.data.dtype))
+        return self.names.add(p, self.paths.get(id(p), p.name or 'param'))
+
+    def _array_binding(self, a):
+        """An argument's or a parameter's array as an expression, or None for a constant."""
+        if id(a) in self.arg_views:
+            return self._arg_local(self.arg_views[id(a)])
+        bound = self._arg_memory(a)
+        if bound is not None:
+            return bound
+        p = self.data_owner.get(id(a))
+        if p is not None:
+            return f'{self._param_name(p)}.data'
+        origin = getattr(a, '_from', None)
+        source = self._array_binding(origin[0]) if origin is not None else None
+        if source is None:
+            return None
+        _, op, op_args, op_kwargs = origin
+        parts = [self._literal(v) for v in op_args] + [f'{k}={self._literal(v)}'
+                                                       for k, v in op_kwargs.items()]
+        return f'{source}.{op}({", ".join(parts)})'
+
+    def _arg_memory(self, a):
+        """``a`` if it is (a view of) an argument's memory, as an expression; else None."""
+        for path, t, v in self.arg_arrays:
+            if t is None or not np.shares_memory(a, t):
+                continue
+            if (a.shape == t.shape and a.strides == t.strides and a.dtype == t.dtype
+                    and a.__array_interface__['data'][0] == t.__array_interface__['data'][0]):
+                return self._arg_local(path)
+            return self._arg_view(a, t, self._arg_local(path))
+        return None
+
+    def _input_name(self, x, node):
+        """The name of an operation's input in the generated code (made on first use)."""
+        if id(x) in self.var_name:
+            return self.var_name[id(x)]
+        if id(x) in self.arg_vars:
+            name = self.var_name[id(x)] = self._arg_local(self.arg_vars[id(x)])
+            return name
+        if isinstance(x, Parameter):
+            return self._param_name(x)
+        if id(x) in self.state_ids:
+            return self._state_input(x)
+        bound = self._array_binding(x.data) if isinstance(x.data, np.ndarray) else None
+        if bound is not None:
+            name = self.var_name[id(x)] = self.names.add(type(x)(None), 'const')
+            self.lines.append(f'{name}.data = {bound}')
+            return name
+        if isinstance(x.data, _Traced):
+            where = f'{type(node.f).__name__} at {node.line}' if node else 'a backward rule'
+            raise _Unreplayable(f"an array computed from the step's values outside an operation "
+                                f'(host NumPy code) is an input of {where}: a replay would keep '
+                                f'the traced value')
+        name = self.var_name[id(x)] = self.names.add(x, (x.name or 'const'))
+        if isinstance(x.data, np.ndarray) and node is not None:
+            self.frozen.append((f'an input of {type(node.f).__name__} at {node.line}', x.data))
+        return name
+
+    def _state_input(self, x):
+        """A layer's state Variable (an RNN's h) read fresh from the layer at every call."""
+        layer, attr = self.state_ids[id(x)]
+        lname = self.names.add(layer, type(layer).__name__.lower())
+        name = self.var_name[id(x)] = self.names.add(Variable(None), f'{lname}_{attr}_in')
+        self.state_reads[(layer, attr)] = name
+        self.state_guards.append((layer, attr, type(_plain(x.data)), x.data.shape, x.data.dtype))
+        self.lines.append(f'{name}.data = {lname}.{attr}.data; {name}.grad = None  # state read fresh')
+        return name
+
+    # --- one line (or a few) per recorded event ---------------------------------------
+    def _emit_node(self, node):
+        f = node.f
+        cls = type(f).__name__
+        g = self.funcs[id(f)] = copy.copy(f)  # the traced graph stays the user's
+        fname = self.names.add(g, cls)
+        ins = [self._input_name(x, node) for x in node.inputs]
+        self._bind_attrs(node, g, fname)
+        outs = []
+        for k, y in enumerate(node.outputs):
+            own = self.own_vars[id(y)] = Variable(None)
+            outs.append(self.names.add(own, cls.lower() if len(node.outputs) == 1 else f'{cls.lower()}{k}'))
+            self.var_name[id(y)] = outs[-1]
+        g.inputs = tuple(self.names.ns.get(n) for n in ins)
+        if any(x is None for x in g.inputs):  # arguments given as Variables: set per call
+            self.lines.append(f'{fname}.inputs = ({", ".join(ins)},)')
+        # no outputs are recorded under no_grad: one output is then a single one
+        single = len(outs) == 1 and getattr(f, 'outputs', None).__class__ in (core._OutputRef, type(None))
+        if single:
+            g.outputs = core._OutputRef(self.names.ns[outs[0]])
+        else:
+            g.outputs = tuple(weakref.ref(self.names.ns[o]) for o in outs)
+        self._forward_lines(node, g, fname, ins, outs, single)
+        self.nodes_dot.append((fname, cls, ins, outs))
+
+    def _forward_lines(self, node, g, fname, ins, outs, single):
+        call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
+        tag = '  # draws random numbers' if node.draws else ''
+        if single and _templatable(node):
+            self.templated[id(g)] = (fname, ins, outs[0])
+            expr = _TEMPLATES[type(node.f)][0](node, [n + '.data' for n in ins])
+            self.lines.append(f'{outs[0]}.data = {expr}  # {type(node.f).__name__}')
+            if type(node.f) is _fm.Linear and len(ins) == 3:
+                self.lines.append(f'{outs[0]}.data += {ins[2]}.data')  # in place, as Linear.forward
+        elif single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
+            self.lines.append(f'{outs[0]}.data = {call}{tag}')
+        elif single:
+            self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
+        else:
+            tmp = self.names.local('ys')
+            self.lines.append(f'{tmp} = {call}{tag}')
+            self.lines += [f'{o}.data = as_array({tmp}[{k}])' for k, o in enumerate(outs)]
+
+    def _emit_clear(self, var):
+        if isinstance(var, Parameter):
+            name = self._param_name(var)
+        else:
+            name = self.var_name.get(id(var)) or self.names.add(var, var.name or 'var')
+        self.lines.append(f'{name}.grad = None')
+
+    def _emit_host(self, fn, args, kwargs):
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, _Traced) or isinstance(a, Variable) and isinstance(a.data, _Traced):
+                raise _Unreplayable(f'{fn.__qualname__} is called with a value computed by the step')
+        fn_name = self.names.add(fn, fn.__qualname__.replace('.', '_'))
+        parts = [self._host_arg(a) for a in args] + [f'{k}={self._host_arg(v)}' for k, v in kwargs.items()]
+        self.lines.append(f'{fn_name}({", ".join(parts)})')
+
+    def _emit_state(self, before_all, after_all):
+        """Write back what the step left in its layers' state (an RNN's h), as the layer did."""
+        for key, after in after_all.items():
+            before = before_all.get(key, _MISSING)
+            if after is not before:
+                self._state_guard(key, before)
+                self.lines.append(self._state_write(key, after))
+
+    def _state_guard(self, key, before):
+        layer, attr = key
+        if before is None or before is _MISSING:
+            self.state_guards.append((layer, attr, None, None, None))
+        elif key not in self.state_reads:
+            self.state_guards.append((layer, attr, type(_plain(before.data)), before.data.shape,
+                                      before.data.dtype))
+
+    def _state_write(self, key, after):
+        layer, attr = key
+        lname = self.names.add(layer, type(layer).__name__.lower())
+        if after is None:
+            return f'{lname}.{attr} = None'
+        if id(after) not in self.own_vars:
+            raise _Unreplayable(f'the step sets {type(layer).__name__}.{attr} to a value it did '
+                                f'not compute with an operation')
+        if after.creator is not None:
+            raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
+                                f'(call unchain_backward() in the step, as truncated BPTT '
+                                f'does): a replay cannot keep a graph')
+        return f'{lname}.{attr} = Variable({self.var_name[id(after)]}.data)  # state for the next call'
+
+    def _emit_result(self, result):
+        result_vars = {}
+        self.result_template = self._template(result, result_vars)
+        self.returns = returns = sorted(result_vars)
+        out = self.names.local('out')
+        self.lines.append(f'{out} = ({", ".join(r + ".data" for r in returns)}{"," if returns else ""})')
+        if not self.keep_buffers:
+            # Nothing of this call is kept once it returns (the eager graph is freed too): the
+            # arrays of the variables and what forward cached on the operations.
+            ns = self.names.ns
+            ns['_release'], ns['_cached'] = _release, tuple(self.cached)
+            # freed last-made first, as the eager graph is torn down from its output
+            ns['_own_vars'] = tuple(v for v in ns.values() if isinstance(v, Variable)
+                                    and v.data is None and not isinstance(v, Parameter))[::-1]
+            self.lines.append('_release(_own_vars, _cached)')
+        self.lines.append(f'return {out}')
+
+    # --- pieces of the build ------------------------------------------------------
+    def _arg_view(self, a, t, local):
+        if not t.flags.c_contiguous:
+            raise _Unreplayable('a view of a non-contiguous argument is used by an operation')
+        offset = a.__array_interface__['data'][0] - t.__array_interface__['data'][0]
+        if offset % t.itemsize or a.dtype != t.dtype:
+            raise _Unreplayable('an argument is viewed with another dtype by an operation')
+        name = self.names.add(_view, '_view')
+        return f'{name}({local}, {offset // t.itemsize}, {a.shape!r}, {a.strides!r})'
+
+    def _bind_attrs(self, node, g, fname):
+        """Attributes holding arrays: bound to an argument or parameter, recomputed, or constants."""
+        f = node.f
+        for attr in _slot_names(type(f)):
+            if attr not in ('inputs', 'outputs', 'generation', 'output_specs'):
+                value = getattr(f, attr, None)
+                if _arrays_in(value):
+                    self._bind_attr(node, g, fname, attr, value)
+
+    def _bind_attr(self, node, g, fname, attr, value):
+        f = node.f
+        init = attr in _init_names(type(f))
+        exprs = []
+        for a in _arrays_in(value):
+            e = self._array_binding(a)
+            if e is None and isinstance(a, _Traced):
+                if not init and any(isinstance(x.data, _Traced) for x in node.inputs):
+                    self.cached.append((g, attr))
+                    return  # set by forward from its inputs: recomputed at replay
+                raise _Unreplayable(f"an array computed from the step's values outside an "
+                                    f'operation is the {attr!r} of {type(f).__name__} at '
+                                    f'{node.line}: a replay would keep the traced value')
+            if e is None and init:
+                self.frozen.append((f'the {attr!r} of {type(f).__name__} at {node.line}', a))
+            exprs.append(e)
+        if any(e is not None for e in exprs):
+            self.lines.append(f'{fname}.{attr} = {self._attr_expr(value, exprs)}')
+            if isinstance(value, np.ndarray) and exprs[0].endswith('.data'):
+                self.inplace.append((g, attr))
+
+    def _attr_expr(self, value, exprs):
+        if isinstance(value, np.ndarray):
+            return exprs[0]
+        parts, it = [], iter(exprs)
+        for v in value:
+            if isinstance(v, np.ndarray):
+                e = next(it)
+                parts.append(e if e is not None else self.names.add(v, 'index'))
+            else:
+                parts.append(repr(v))
+        text = ', '.join(parts) + (',' if len(parts) == 1 else '')
+        return f'({text})' if isinstance(value, tuple) else f'[{text}]'
+
+    def _literal(self, v):
+        if v is None or isinstance(v, (bool, int, float, str)) or (
+                isinstance(v, tuple) and all(isinstance(u, int) for u in v)):
+            return repr(v)
+        if isinstance(v, type) and v.__module__ == 'numpy':
+            return f'np.{v.__name__}'
+        if isinstance(v, np.dtype):
+            return f'np.dtype({v.str!r})'
+        return self.names.add(v, 'value')
+
+    def _host_arg(self, a):
+        if a is None or isinstance(a, (bool, int, float, str)):
+            return repr(a)
+        if isinstance(a, list) and all(isinstance(p, Parameter) for p in a):
+            return self.names.add(a, 'params')
+        return self.names.add(a, type(a).__name__.lower())
+
+    def _emit_pass(self, pass_):
+        """Write one backward pass out: the engine's order, its accumulation, its leaf storing.
+
+        Gradients are held as arrays (a rule gets its ``gy`` as a Variable around
+        the same array): the additions are the engine's ``g.data + gx.data``.
+        Operations with a NumPy template (``_TEMPLATES``) have their rule
+        written out instead of called: the very expressions of the rule.
+        """
+        grads = _Grads()
+        seeds = [self._seed(root, seed, grads) for root, seed in pass_.seeds]
+        self.lines.insert(len(self.lines) - len(seeds) * 2,
+                          f'# backward pass ({len(pass_.steps)} nodes, the order the engine ran them)')
+        self.lines.append('_set_backprop(False)')
+        ns = self.names.ns
+        ns['_set_backprop'], ns['_tuple'], ns['_store_leaf_grads'] = _set_backprop, _tuple, _store_leaf_grads
+        seen = [self._backward_step(f, gxs, grads) for f, gys, gxs in pass_.steps]
+        leaves = [f'{self._leaf_name(grads.owner[xid])}: Variable({g})' for xid, g in grads.name.items()]
+        seen_name = self.names.local('seen')
+        self.lines.append(f'{seen_name} = {{{", ".join(seen)}}}')
+        self.lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
+        self.lines.append('_set_backprop(True)')
+
+    def _seed(self, root, seed, grads):
+        """``backward()``'s seed: ones like the root (any other seed is not replayed)."""
+        if id(root) not in self.var_name:
+            raise _Unreplayable('backward() of a Variable the step did not compute')
+        sd = seed.data
+        if not (isinstance(sd, np.ndarray) and sd.shape == root.data.shape and (sd == 1).all()):
+            raise _Unreplayable('backward() with a seed gradient other than ones')
+        rname = self.var_name[id(root)]
+        gname = self.names.local(f'g_{rname}')
+        self.lines.append(f'{gname}_seed = Variable(np.ones_like({rname}.data))')
+        self.lines.append(f'{gname} = {gname}_seed.data')
+        grads.arrive(root, gname)
+        grads.seeds.add(gname)
+        return f'{rname}: {gname}_seed'
+
+    def _backward_step(self, f, gxs, grads):
+        """One node's backward: its rule (called, or written out) and the arrival of each gradient."""
+        g = self.funcs.get(id(f))
+        if g is None:
+            raise _Unreplayable(f'backward reached {type(f).__name__}, an operation made before '
+                                f'the step (a graph kept across calls)')
+        fname = self.names.by_id[id(g)]
+        gy_names, gy_exprs = self._output_grads(f, grads)
+        template = self.templated.get(id(g))
+        done = [e for e in gy_names if e not in grads.seeds]
+        if template is not None:
+            rule = _TEMPLATES[type(f)][1]
+            results = [(i, e) for i, e in rule(f, gy_names[0], [f'{n}.data' for n in template[1]],
+                                               f'{template[2]}.data')
+                       if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
+        else:
+            gx = self.names.local('gx')
+            self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
+            results = [(i, self._called_grad(f, fname, gx, i, gxi))
+                       for i, gxi in enumerate(gxs) if gxi is not None]
+            done.append(gx)
+        for i, expr in results:
+            self._arrive(f.inputs[i], expr, grads)
+        if done:  # freed as the engine pops them: peak memory as eager's
+            self.lines.append(f'del {", ".join(done)}')
+        return fname
+
+    def _output_grads(self, f, grads):
+        """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
+        outputs = f.outputs
+        ys = [outputs()] if outputs.__class__ is core._OutputRef else [r() for r in outputs]
+        if any(y is not None and _hooks._variable_hooks.get(y) is not None for y in ys):
+            raise _Unreplayable('a hook or retain_grad() on an intermediate Variable')
+        if outputs.__class__ is core._OutputRef:
+            if ys[0] is None or not grads.has(ys[0]):
+                raise _Unreplayable(f'{type(f).__name__}: a gradient the replay cannot follow')
+            name = grads.pop(ys[0])
+            return [name], [f'Variable({name})']
+        names, exprs = [], []
+        for y, (shape, dtype) in zip(ys, f.output_specs):
+            if y is not None and grads.has(y):
+                names.append(grads.pop(y))
+                exprs.append(f'Variable({names[-1]})')
+            else:  # an output nobody used: zeros, as the engine
+                exprs.append(f'Variable(np.zeros({shape!r}, np.{np.dtype(dtype).name}))')
+        return names, exprs
+
+    @staticmethod
+    def _called_grad(f, fname, gx, i, gxi):
+        expr = f'{gx}[{i}]'
+        if gxi.__class__ is not Variable or gxi.data.shape != f.inputs[i].data.shape:
+            expr = f'_check_grad({expr}, {fname}.inputs[{i}], "{type(f).__name__}.backward")'
+        return f'{expr}.data'
+
+    def _arrive(self, x, expr, grads):
+        """A gradient for ``x`` arrives: the first is kept, the next ones are added (as the engine)."""
+        if grads.has(x):
+            name = grads.name[id(x)]
+            total = f'{name} + {expr}'
+            if x.data.ndim == 0:  # a NumPy scalar: the engine's as_array
+                total = f'as_array({total})'
+            self.lines.append(f'{name} = {total}')
+        else:
+            xname = self.var_name.get(id(x)) or self._input_name(x, None)
+            name = self.names.local(f'g_{xname}')
+            self.lines.append(f'{name} = {expr}')
+            grads.arrive(x, name)
+
+    def _leaf_name(self, x):
+        if id(x) in self.var_name:
+            return self.var_name[id(x)]
+        if isinstance(x, Parameter):
+            return self._param_name(x)
+        return self._input_name(x, None)
+
+    def _template(self, value, result_vars):
+        """How to rebuild the step's return value from one replay (a nested template)."""
+        if isinstance(value, Variable):
+            return self._variable_template(value, result_vars)
+        if isinstance(value, np.ndarray):
+            if id(value) in self.arg_views:
+                return ('arg', self.arg_views[id(value)])
+            if isinstance(value, _Traced):
+                raise _Unreplayable('the step returns an array computed from its values '
+                                    '(return the Variable instead)')
+            return ('copy', value)
+        if isinstance(value, (tuple, list)):
+            return (type(value), [self._template(v, result_vars) for v in value])
+        if isinstance(value, dict):
+            return (dict, {k: self._template(v, result_vars) for k, v in value.items()})
+        if value is None or isinstance(value, (bool, int, float, complex, str)):
+            return ('const', value)
+        raise _Unreplayable(f'the step returns a {type(value).__name__}')
+
+    def _variable_template(self, value, result_vars):
+        if id(value) in self.own_vars:
+            name = self.var_name[id(value)]
+            result_vars[name] = name
+            return ('var', name)
+        if id(value) in self.arg_vars:
+            return ('arg', self.arg_vars[id(value)])
+        if isinstance(value, Parameter) or not isinstance(value.data, _Traced):
+            return ('const', value)
+        raise _Unreplayable('the step returns a Variable computed outside an operation '
+                            '(e.g. accuracy(), or a Variable made from .data)')
+
+    def _source(self):
+        params = ', '.join(n for n, _ in self.arg_paths)
+        body = '\n'.join('    ' + line for line in self.lines)
+        return (f'def {self.fn_name}({params}):\n'
+                f'    """Generated by dezero_kr.static_graph: the replay of one traced call."""\n'
+                f'{body}\n')
+
+    # --- running -----------------------------------------------------------------
+    def guard(self, args, kwargs):
+        for p, cls, shape, dtype in self.param_guards:
+            d = p.data
+            if d.__class__ is not cls or d.shape != shape or d.dtype != dtype:
+                return False
+        for layer, attr, cls, shape, dtype in self.state_guards:
+            v = getattr(layer, attr, None)
+            if cls is None:
+                if v is not None:
+                    return False
+            elif not isinstance(v, Variable) or v.data.__class__ is not cls or v.data.shape != shape \
+                    or v.data.dtype != dtype:
+                return False
+        return True
+
+    def run(self, args, kwargs):
+        """Replay with these arguments; restore batch norm and layer state if it raises."""
+        if self.positional is not None:  # the arguments in order, as they were passed
+            values = args[:self.positional]
+        else:
+            values = [_get_path(args, kwargs, path) for _, path in self.arg_paths]
+        saved_inplace = [(a, a.copy()) for a in (getattr(g, attr) for g, attr in self.inplace)
+                         if isinstance(a, np.ndarray)]
+        saved_state = [(layer, attr, getattr(layer, attr, None))
+                       for layer, attr, *_ in self.state_guards]
+        old = Config.enable_backprop
+        try:
+            out = self._replay(*values)
+        except BaseException:  # the gradients are left as eager leaves them (not kept: memory)
+            for a, copy_ in saved_inplace:
+                a[...] = copy_
+            for layer, attr, v in saved_state:
+                setattr(layer, attr, v)
+            raise
+        finally:
+            if Config.enable_backprop != old:
+                _set_backprop(old)
+        arrays = dict(zip(self.returns, out))
+        return self._build(self.result_template, arrays, args, kwargs)
+
+    def _build(self, t, arrays, args, kwargs):
+        kind = t[0]
+        if kind == 'var':
+            return Variable(arrays[t[1]])
+        if kind == 'arg':
+            return _get_path(args, kwargs, t[1])
+        if kind == 'const':
+            return t[1]
+        if kind == 'copy':
+            return t[1].copy()
+        if kind is dict:
+            return {k: self._build(v, arrays, args, kwargs) for k, v in t[1].items()}
+        return kind(self._build(v, arrays, args, kwargs) for v in t[1])
+
+    def dot(self):
+        """DOT text of the plan: one box per operation, ellipses for the arrays between them."""
+        lines = ['digraph g {']
+        seen = set()
+        for fname, cls, ins, outs in self.nodes_dot:
+            lines.append(f'{fname} [label="{cls}", color=lightblue, style=filled, shape=box]')
+            for v in ins + outs:
+                if v not in seen:
+                    seen.add(v)
+                    color = ', color=orange, style=filled' if v in self.names.ns and isinstance(
+                        self.names.ns[v], Parameter) else ''
+                    lines.append(f'{v} [label="{v}"{color}]')
+            for v in ins:
+                lines.append(f'{v} -> {fname}')
+            for v in outs:
+                lines.append(f'{fname} -> {v}')
+        lines.append('}')
+        return '\n'.join(lines)
+
+
+# NumPy templates: for these operations on arrays of one shape (no broadcasting, so no sum_to)
+# the generated code writes the rule's own expressions instead of calling forward/backward.
+# Each entry: (forward(node, [x0, x1, ...]) -> expression,
+#              backward(f, gy, [x0, ...], y) -> [(input index, expression of its gradient)]),
+# the very NumPy calls of the classes' forward and _slope/backward (operators, functions_math).
+def _templates():
+    fm, op = _fm, _op
+    return {
+        op.Add: (lambda f, x: f'{x[0]} + {x[1]}', lambda f, g, x, y: [(0, g), (1, g)]),
+        op.Sub: (lambda f, x: f'{x[0]} - {x[1]}', lambda f, g, x, y: [(0, g), (1, f'-{g}')]),
+        op.Mul: (lambda f, x: f'{x[0]} * {x[1]}',
+                 lambda f, g, x, y: [(0, f'{g} * {x[1]}'), (1, f'{g} * {x[0]}')]),
+        op.Neg: (lambda f, x: f'-{x[0]}', lambda f, g, x, y: [(0, f'-{g}')]),
+        fm.Sin: (lambda f, x: f'np.sin({x[0]})', lambda f, g, x, y: [(0, f'{g} * np.cos({x[0]})')]),
+        fm.Cos: (lambda f, x: f'np.cos({x[0]})', lambda f, g, x, y: [(0, f'{g} * -np.sin({x[0]})')]),
+        fm.Tanh: (lambda f, x: f'np.tanh({x[0]})', lambda f, g, x, y: [(0, f'{g} * (1 - {y} * {y})')]),
+        fm.Exp: (lambda f, x: f'np.exp({x[0]})', lambda f, g, x, y: [(0, f'{g} * {y}')]),
+        _fnn.ReLU: (lambda n, x: f'np.maximum({x[0]}, 0)',
+                    lambda f, g, x, y: [(0, f'_mask_grad({g}, {x[0]} > 0)')]),
+        # shapes are constants of the plan (its guards fix them)
+        op.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
+                     lambda f, g, x, y: [(0, f'{g}.reshape({f.inputs[0].data.shape!r})')]),
+        # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
+        # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
+        fm.Linear: (_linear_forward, _linear_grads),
+    }
+
+
+def _linear_forward(node, x):
+    """Linear.forward's product; (..., I) inputs as one (N, I) @ (I, O) product, as there."""
+    shape, out = node.inputs[0].data.shape, node.inputs[1].data.shape[-1]
+    if len(shape) == 2:
+        return f'{x[0]} @ {x[1]}'
+    return f'({x[0]}.reshape(-1, {shape[-1]}) @ {x[1]}).reshape({shape[:-1] + (out,)!r})'
+
+
+def _linear_grads(f, g, x, y):
+    """Linear.backward's lines: batch axes flattened, gx = g @ W.T, gW = x.T @ g, gb = sum_to(g)."""
+    shape, out = f.inputs[0].data.shape, f.inputs[1].data.shape[-1]
+    a = x[0]
+    if len(shape) != 2:
+        g, a = f'{g}.reshape(-1, {out})', f'{a}.reshape(-1, {shape[-1]})'
+    grads = [(0, f'({g} @ {x[1]}.T).reshape({shape!r})'), (1, f'{a}.T @ {g}')]
+    if len(x) == 3:
+        grads.append((2, f'_sum_to({g}, {f.inputs[2].data.shape!r})'))
+    return grads
+
+
+_TEMPLATES = _templates()
+
+
+def _templatable(node):
+    """An operation whose rule the plan writes out: a template class (exactly) on NumPy arrays,
+    not 0-d (0-d results are NumPy scalars: kept as calls), and for the elementwise ones all
+    of one shape and dtype (no broadcasting: no sum_to in their rules)."""
+    cls = type(node.f)
+    if cls not in _TEMPLATES:
+        return False
+    arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
+    if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
+        return False
+    if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,)
+        return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1)
+    if cls is _op.Reshape:
+        return True
+    first = arrays[0]
+    return all(a.shape == first.shape and a.dtype == first.dtype for a in arrays)
+
+
+def _release(variables, cached):
+    """Drop the arrays one replay made: the variables' data and what forward kept on the operations."""
+    for f, attr in cached:
+        setattr(f, attr, None)
+    for v in variables:
+        v.data = None
+
+
+class _Grads:
+    """The running gradients of one written-out backward pass: local names in arrival order."""
+
+    def __init__(self):
+        self.name = {}    # id(traced Variable) -> local name of its gradient array
+        self.owner = {}   # id(traced Variable) -> the Variable
+        self.seeds = set()
+
+    def has(self, x):
+        return id(x) in self.name
+
+    def arrive(self, x, name):
+        self.name[id(x)] = name
+        self.owner[id(x)] = x
+
+    def pop(self, y):
+        self.owner.pop(id(y))
+        return self.name.pop(id(y))
+
+
+_code_cache = collections.OrderedDict()  # source -> code object: the confirming trace repeats it
+
+
+def _compiled(source, name):
+    code = _code_cache.get(source)
+    if code is None:
+        code = _code_cache[source] = compile(source, f'<static_graph {name}>', 'exec')
+        if len(_code_cache) > 64:
+            _code_cache.popitem(last=False)
+    return code
+
+
+def _set_backprop(value):
+    core._set_enable_backprop(Config, value)
+
+
+def _tuple(gxs):
+    return gxs if gxs.__class__ is tuple else (gxs,)
+
+
+def _store_leaf_grads(grads, seen, seeds):
+    """The engine's own leaf storing (``core._store_leaf_grads``), as ``backprop`` calls it."""
+    run = core._Pass(seeds, False, None, False)
+    core._store_leaf_grads(grads, seen, run)
+
+
+def _view(arg, offset, shape, strides):
+    """The view of a C-contiguous argument that the traced call used (same offset and strides)."""
+    return np.lib.stride_tricks.as_strided(arg.reshape(-1)[offset:], shape, strides)
