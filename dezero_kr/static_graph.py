@@ -194,6 +194,17 @@ class _Traced(np.ndarray):
         return out
 
 
+def _traced_base(a):
+    """The ``_Traced`` array that ``a`` is a plain whole view of (a ``Variable`` made from a
+    traced array holds ``np.asarray`` of it: ``core._plain_array``), else ``a``."""
+    base = getattr(a, 'base', None)
+    if a.__class__ is np.ndarray and isinstance(base, _Traced) and a.shape == base.shape \
+            and a.strides == base.strides and a.dtype == base.dtype \
+            and a.__array_interface__['data'][0] == base.__array_interface__['data'][0]:
+        return base
+    return a
+
+
 def _plain(a):
     """``a`` as a plain ndarray (a view of a ``_Traced`` one); anything else unchanged."""
     return a.view(np.ndarray) if isinstance(a, _Traced) else a
@@ -915,6 +926,11 @@ class _Plan:
         self.own_vars = {}     # id(traced output Variable) -> the plan's Variable
         self.state_reads = {}
         self.funcs = {}        # id(traced Function) -> the plan's copy
+        # A written-out operation's result is a local array of the generated function (no
+        # Variable attribute to store and load again): name -> local.  Its Variable gets the
+        # array only where a called rule reads it (attached: names whose .data is set).
+        self.array_local = {}
+        self.attached = set()
         emit = {'node': self._emit_node, 'clear': self._emit_clear, 'host': self._emit_host,
                 'pass': self._emit_pass}
         for event in rec.events:
@@ -985,12 +1001,13 @@ class _Plan:
             return self._param_name(x)
         if id(x) in self.state_ids:
             return self._state_input(x)
-        bound = self._array_binding(x.data) if isinstance(x.data, np.ndarray) else None
+        data = _traced_base(x.data)
+        bound = self._array_binding(data) if isinstance(data, np.ndarray) else None
         if bound is not None:
             name = self.var_name[id(x)] = self.names.add(type(x)(None), 'const')
             self.lines.append(f'{name}.data = {bound}')
             return name
-        if isinstance(x.data, _Traced):
+        if isinstance(data, _Traced):
             where = f'{type(node.f).__name__} at {node.line}' if node else 'a backward rule'
             raise _Unreplayable(f"an array computed from the step's values outside an operation "
                                 f'(host NumPy code) is an input of {where}: a replay would keep '
@@ -1035,16 +1052,32 @@ class _Plan:
         self._forward_lines(node, g, fname, ins, outs, single)
         self.nodes_dot.append((fname, cls, ins, outs))
 
+    def _data(self, name):
+        """The expression of a Variable's array in the generated code: its local, or ``name.data``."""
+        return self.array_local.get(name) or f'{name}.data'
+
+    def _attach(self, names):
+        """A called rule reads these Variables (its inputs): give them their local arrays first."""
+        for n in names:
+            if n in self.array_local and n not in self.attached:
+                self.attached.add(n)
+                self.lines.append(f'{n}.data = {self.array_local[n]}')
+
     def _forward_lines(self, node, g, fname, ins, outs, single):
-        call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
+        call = f'{fname}.forward({", ".join(self._data(n) for n in ins)})'
         tag = '  # draws random numbers' if node.draws else ''
         if single and _templatable(node):
             self.templated[id(g)] = (fname, ins, outs[0])
-            expr = _TEMPLATES[type(node.f)][0](node, [n + '.data' for n in ins])
-            self.lines.append(f'{outs[0]}.data = {expr}  # {type(node.f).__name__}')
+            expr = _TEMPLATES[type(node.f)][0](node, [self._data(n) for n in ins])
+            if not self.keep_buffers:  # (keep_buffers: the Variables keep the arrays between calls)
+                self.array_local[outs[0]] = self.names.local(f'{outs[0]}_data')
+            y = self._data(outs[0])
+            self.lines.append(f'{y} = {expr}  # {type(node.f).__name__}')
             if type(node.f) is _fm.Linear and len(ins) == 3:
-                self.lines.append(f'{outs[0]}.data += {ins[2]}.data')  # in place, as Linear.forward
-        elif single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
+                self.lines.append(f'{y} += {self._data(ins[2])}')  # in place, as Linear.forward
+            return
+        self._attach(ins)
+        if single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
             self.lines.append(f'{outs[0]}.data = {call}{tag}')
         elif single:
             self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
@@ -1096,22 +1129,23 @@ class _Plan:
             raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
                                 f'(call unchain_backward() in the step, as truncated BPTT '
                                 f'does): a replay cannot keep a graph')
-        return f'{lname}.{attr} = Variable({self.var_name[id(after)]}.data)  # state for the next call'
+        return f'{lname}.{attr} = Variable({self._data(self.var_name[id(after)])})  # state for the next call'
 
     def _emit_result(self, result):
         result_vars = {}
         self.result_template = self._template(result, result_vars)
         self.returns = returns = sorted(result_vars)
         out = self.names.local('out')
-        self.lines.append(f'{out} = ({", ".join(r + ".data" for r in returns)}{"," if returns else ""})')
+        self.lines.append(f'{out} = ({", ".join(self._data(r) for r in returns)}{"," if returns else ""})')
         if not self.keep_buffers:
             # Nothing of this call is kept once it returns (the eager graph is freed too): the
             # arrays of the variables and what forward cached on the operations.
             ns = self.names.ns
             ns['_release'], ns['_cached'] = _release, tuple(self.cached)
             # freed last-made first, as the eager graph is torn down from its output
-            ns['_own_vars'] = tuple(v for v in ns.values() if isinstance(v, Variable)
-                                    and v.data is None and not isinstance(v, Parameter))[::-1]
+            ns['_own_vars'] = tuple(v for k, v in ns.items() if isinstance(v, Variable)
+                                    and v.data is None and not isinstance(v, Parameter)
+                                    and (k not in self.array_local or k in self.attached))[::-1]
             self.lines.append('_release(_own_vars, _cached)')
         self.lines.append(f'return {out}')
 
@@ -1216,7 +1250,7 @@ class _Plan:
             raise _Unreplayable('backward() with a seed gradient other than ones')
         rname = self.var_name[id(root)]
         gname = self.names.local(f'g_{rname}')
-        self.lines.append(f'{gname}_seed = Variable(np.ones_like({rname}.data))')
+        self.lines.append(f'{gname}_seed = Variable(np.ones_like({self._data(rname)}))')
         self.lines.append(f'{gname} = {gname}_seed.data')
         grads.arrive(root, gname)
         grads.seeds.add(gname)
@@ -1234,8 +1268,8 @@ class _Plan:
         done = [e for e in gy_names if e not in grads.seeds]
         if template is not None:
             rule = _TEMPLATES[type(f)][1]
-            results = [(i, e) for i, e in rule(f, gy_names[0], [f'{n}.data' for n in template[1]],
-                                               f'{template[2]}.data')
+            results = [(i, e) for i, e in rule(f, gy_names[0], [self._data(n) for n in template[1]],
+                                               self._data(template[2]))
                        if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
         else:
             gx = self.names.local('gx')

@@ -507,7 +507,7 @@ def test_code_is_readable_and_named_after_parameter_paths():
     train_step(*_batches(1)[0])
     code = train_step.code
     assert code.startswith('def train_step(x, t):')
-    for text in ('const.data @ l0_W.data  # Linear', 'linear.data += l0_b.data', '.T @ g_',
+    for text in ('linear_data = const.data @ l0_W.data  # Linear', 'linear_data += l0_b.data', '.T @ g_',
                  'Sigmoid.forward(', 'SoftmaxCrossEntropy.backward(', 'Optimizer_update(sgd)',
                  'l0_W.grad = None'):
         assert text in code
