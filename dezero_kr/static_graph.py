@@ -814,9 +814,17 @@ class _Eager:
         return True
 
 
+_identifiers = {}  # text -> identifier (a plan makes hundreds of names from a few hints)
+
+
 def _identifier(text):
-    out = re.sub(r'\W', '_', text).strip('_') or 'v'
-    return out if not out[0].isdigit() else '_' + out
+    out = _identifiers.get(text)
+    if out is None:
+        out = re.sub(r'\W', '_', text).strip('_') or 'v'
+        out = _identifiers[text] = out if not out[0].isdigit() else '_' + out
+        if len(_identifiers) > 4096:
+            _identifiers.clear()
+    return out
 
 
 _MISSING = object()
@@ -964,20 +972,22 @@ class _Plan:
         """An argument's or a parameter's array as an expression, or None for a constant."""
         if id(a) in self.arg_views:
             return self._arg_local(self.arg_views[id(a)])
-        bound = self._arg_memory(a)
-        if bound is not None:
-            return bound
-        p = self.data_owner.get(id(a))
-        if p is not None:
-            return f'{self._param_name(p)}.data'
-        origin = getattr(a, '_from', None)
+        origin = getattr(a, '_from', None)  # the user's own call (``t.reshape(-1)``): made again
         source = self._array_binding(origin[0]) if origin is not None else None
         if source is None:
-            return None
+            return self._memory_binding(a)
         _, op, op_args, op_kwargs = origin
         parts = [self._literal(v) for v in op_args] + [f'{k}={self._literal(v)}'
                                                        for k, v in op_kwargs.items()]
         return f'{source}.{op}({", ".join(parts)})'
+
+    def _memory_binding(self, a):
+        """``a`` as (a view of) an argument's memory or a parameter's array; else None."""
+        bound = self._arg_memory(a)
+        if bound is not None:
+            return bound
+        p = self.data_owner.get(id(a))
+        return f'{self._param_name(p)}.data' if p is not None else None
 
     def _arg_memory(self, a):
         """``a`` if it is (a view of) an argument's memory, as an expression; else None."""
@@ -1236,8 +1246,8 @@ class _Plan:
         ns['_set_backprop'], ns['_tuple'], ns['_store_leaf_grads'] = _set_backprop, _tuple, _store_leaf_grads
         seen = [self._backward_step(f, gxs, grads) for f, gys, gxs in pass_.steps]
         leaves = [f'{self._leaf_name(grads.owner[xid])}: Variable({g})' for xid, g in grads.name.items()]
-        seen_name = self.names.local('seen')
-        self.lines.append(f'{seen_name} = {{{", ".join(seen)}}}')
+        # the plan's own copies of the Functions: the same set at every replay (a constant)
+        seen_name = self.names.add(frozenset(ns[n] for n in seen), 'seen')
         self.lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
         self.lines.append('_set_backprop(True)')
 
@@ -1465,19 +1475,22 @@ def _templates():
                     lambda f, g, x, y: [(0, f'_mask_grad({g}, {x[0]} > 0)')]),
         # shapes are constants of the plan (its guards fix them)
         op.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
-                     lambda f, g, x, y: [(0, f'{g}.reshape({f.inputs[0].data.shape!r})')]),
+                     lambda f, g, x, y: [(0, f'{g}.reshape({x[0]}.shape)')]),
         # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
         # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
         fm.Linear: (_linear_forward, _linear_grads),
     }
 
 
+# Batch shapes are read from the arrays (``x.shape[:-1]``), not written as literals: the plans
+# of two batch shapes then have the same source, compiled once (``_compiled``; microgpt traces
+# one plan per sequence length).
 def _linear_forward(node, x):
     """Linear.forward's product; (..., I) inputs as one (N, I) @ (I, O) product, as there."""
     shape, out = node.inputs[0].data.shape, node.inputs[1].data.shape[-1]
     if len(shape) == 2:
         return f'{x[0]} @ {x[1]}'
-    return f'({x[0]}.reshape(-1, {shape[-1]}) @ {x[1]}).reshape({shape[:-1] + (out,)!r})'
+    return f'({x[0]}.reshape(-1, {shape[-1]}) @ {x[1]}).reshape({x[0]}.shape[:-1] + ({out},))'
 
 
 def _linear_grads(f, g, x, y):
@@ -1486,7 +1499,7 @@ def _linear_grads(f, g, x, y):
     a = x[0]
     if len(shape) != 2:
         g, a = f'{g}.reshape(-1, {out})', f'{a}.reshape(-1, {shape[-1]})'
-    grads = [(0, f'({g} @ {x[1]}.T).reshape({shape!r})'), (1, f'{a}.T @ {g}')]
+    grads = [(0, f'({g} @ {x[1]}.T).reshape({x[0]}.shape)'), (1, f'{a}.T @ {g}')]
     if len(x) == 3:
         grads.append((2, f'_sum_to({g}, {f.inputs[2].data.shape!r})'))
     return grads
