@@ -71,6 +71,7 @@ import copy
 import ctypes
 import inspect
 import itertools
+import math
 import os
 import re
 import sys
@@ -1077,8 +1078,14 @@ class _Plan:
         call = f'{fname}.forward({", ".join(self._data(n) for n in ins)})'
         tag = '  # draws random numbers' if node.draws else ''
         if single and _templatable(node):
-            self.templated[id(g)] = (fname, ins, outs[0])
             expr = _TEMPLATES[type(node.f)][0](node, [self._data(n) for n in ins])
+            stats = None
+            if not isinstance(expr, str):  # a norm: its statistics first, kept for its backward
+                stats = self.names.local(f'{outs[0]}_inv_std')
+                statements, expr = expr
+                self.lines += [line.replace('STATS', stats) for line in statements]
+                expr = expr.replace('STATS', stats)
+            self.templated[id(g)] = (fname, ins, outs[0], stats)
             if not self.keep_buffers:  # (keep_buffers: the Variables keep the arrays between calls)
                 self.array_local[outs[0]] = self.names.local(f'{outs[0]}_data')
             y = self._data(outs[0])
@@ -1278,9 +1285,12 @@ class _Plan:
         done = [e for e in gy_names if e not in grads.seeds]
         if template is not None:
             rule = _TEMPLATES[type(f)][1]
-            results = [(i, e) for i, e in rule(f, gy_names[0], [self._data(n) for n in template[1]],
-                                               self._data(template[2]))
+            results = [(i, e.replace('STATS', str(template[3])))
+                       for i, e in rule(f, gy_names[0], [self._data(n) for n in template[1]],
+                                        self._data(template[2]))
                        if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
+            if any(gxs[i] is None or gxs[i].data.dtype != f.inputs[i].data.dtype for i, _ in results):
+                raise _Unreplayable(f'{type(f).__name__}: a gradient of another dtype than its input')
         else:
             gx = self.names.local('gx')
             self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
@@ -1479,7 +1489,40 @@ def _templates():
         # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
         # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
         fm.Linear: (_linear_forward, _linear_grads),
+        # LayerNorm / RMSNorm of x alone over the last axis: functions_nn._Normalize's lines
+        _fnn.LayerNorm: (_norm_forward, _norm_grads),
+        _fnn.RMSNorm: (_norm_forward, _norm_grads),
     }
+
+
+def _norm_forward(node, x):
+    """_Normalize._normalize's lines, as (statements, expression of y = xhat).
+
+    ``STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
+    1/n and eps are the same Python floats as there, written with ``repr`` (exact).
+    """
+    f = node.f
+    inv_n = repr(1 / math.prod(node.inputs[0].data.shape[a] for a in f.axes))
+    axes, x0 = repr(f.axes), x[0]
+    statements = []
+    if f.center:  # xc = x - mu, mu = x.sum(axes) * (1/n)
+        statements.append(f'STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) * {inv_n}')
+        x0 = 'STATS_xc'
+    statements.append(f'STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
+                      f'+ {f.eps!r})')
+    if f.center:
+        return statements, f'{x0} * STATS; del {x0}'  # xc is freed as in the eager forward
+    return statements, f'{x0} * STATS'
+
+
+def _norm_grads(f, g, x, y):
+    """_Normalize.backward without gamma (xhat is y): gx = (g - proj) * inv_std, with
+    proj = xhat mean(g xhat) (+ mean(g) when centred), as _dxhat_to_dx writes it."""
+    c, axes = repr(1 / (f.inputs[0].data.size // f.inv_std.size)), repr(f.axes)
+    proj = f'{y} * (({g} * {y}).sum(axis={axes}, keepdims=True) * {c})'
+    if f.center:
+        proj = f'({proj} + {g}.sum(axis={axes}, keepdims=True) * {c})'
+    return [(0, f'({g} - {proj}) * STATS')]
 
 
 # Batch shapes are read from the arrays (``x.shape[:-1]``), not written as literals: the plans
@@ -1522,8 +1565,16 @@ def _templatable(node):
         return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1)
     if cls is _op.Reshape:
         return True
+    if cls in (_fnn.LayerNorm, _fnn.RMSNorm):  # x alone, float32/64 (float16 is widened there)
+        return len(arrays) == 2 and _norm_templatable(node.f, arrays)
     first = arrays[0]
     return all(a.shape == first.shape and a.dtype == first.dtype for a in arrays)
+
+
+def _norm_templatable(f, arrays):
+    x, y = arrays
+    return (f.axes == (-1,) and type(f.eps) is float and x.dtype == y.dtype
+            and x.dtype.char in 'fd' and isinstance(f.inv_std, np.ndarray))
 
 
 def _release(variables, cached):
