@@ -397,6 +397,20 @@ def _slot_names(cls):
     return names
 
 
+def _copy_function(f):
+    """``copy.copy(f)``: a Function with slots only is copied slot by slot (``copy.copy``
+    goes through ``__reduce_ex__``: about 4x slower, and a trace copies every operation)."""
+    cls = type(f)
+    if hasattr(f, '__dict__') or cls.__reduce_ex__ is not object.__reduce_ex__:
+        return copy.copy(f)
+    g = cls.__new__(cls)
+    for name in _slot_names(cls):
+        value = getattr(f, name, _MISSING)
+        if value is not _MISSING:
+            setattr(g, name, value)
+    return g
+
+
 _init_cache = {}
 
 
@@ -538,6 +552,10 @@ class StaticGraph:
         if not isinstance(max_cache, int) or isinstance(max_cache, bool) or max_cache < 1:
             raise ValueError(f'static_graph: max_cache must be a positive int, got {max_cache!r}')
         self.fn = fn
+        # The trace's arrays are an ndarray subclass, whose first sight by the core imports
+        # numpy.ma (its masked-array check, ~30 ms once per process): done here, once, when a
+        # step is made static, rather than inside the first trace.
+        np.ma.MaskedArray  # noqa: B018 (the attribute access is the lazy import)
         self.max_cache = max_cache
         self.strict = strict
         self.keep_buffers = keep_buffers
@@ -1042,7 +1060,7 @@ class _Plan:
     def _emit_node(self, node):
         f = node.f
         cls = type(f).__name__
-        g = self.funcs[id(f)] = copy.copy(f)  # the traced graph stays the user's
+        g = self.funcs[id(f)] = _copy_function(f)  # the traced graph stays the user's
         fname = self.names.add(g, cls)
         ins = [self._input_name(x, node) for x in node.inputs]
         self._bind_attrs(node, g, fname)
