@@ -164,7 +164,7 @@ def test_mode():
 # Variable / Parameter / Constant
 # =============================================================================
 def as_array(x, array_module=np):
-    """Turn a NumPy scalar (what 0-d operations return) into a 0-d array, an ndarray subclass
+    """Turn a NumPy scalar (what 0-d operations return) into a 0-d array, an ``np.matrix``
     into a plain ndarray (see ``_plain_array``); anything else as is."""
     if x.__class__ is np.ndarray:  # the common case first: np.isscalar costs ~15 times this test
         return x
@@ -176,13 +176,15 @@ def as_array(x, array_module=np):
 
 
 def _plain_array(data):
-    """``data`` for a Variable: an ndarray subclass becomes a plain ndarray view.
+    """``data`` for a Variable: an ``np.matrix`` becomes a plain ndarray view.
 
-    ``np.matrix`` (whose ``*`` is the matrix product), ``np.memmap`` and the
-    like hold plain values, so the view is exact and every operation has
-    NumPy's elementwise meaning.  A masked array is refused (TypeError): the
-    values under its mask would take part in gradients that ignore the mask.
-    Anything that is not an array is a TypeError (``errors.not_an_array``).
+    ``np.matrix`` redefines ``*`` as the matrix product (and keeps every result
+    2-D); its values are plain, so the view is exact and every operation gets
+    NumPy's elementwise meaning.  Other subclasses keep their class: they keep
+    NumPy's operators (``np.memmap``), and ``static_graph`` marks a traced step's
+    arrays with one.  A masked array is refused (TypeError): the values under
+    its mask would take part in gradients that ignore the mask.  Anything that
+    is not an array is a TypeError (``errors.not_an_array``).
     """
     if not isinstance(data, array_types):
         raise not_an_array(data)
@@ -191,9 +193,9 @@ def _plain_array(data):
                         'honoured by some operations and ignored by others (and by every '
                         'gradient); pass data.filled(value), or a plain array and the mask to '
                         'F.where / F.masked_fill')
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.matrix):
         return np.asarray(data)
-    return data  # a cupy.ndarray
+    return data  # a plain-operator subclass, or a cupy.ndarray
 
 
 def as_variable(obj):
@@ -218,8 +220,8 @@ class Variable:
 
     ``Variable(data, name=None)`` raises TypeError unless ``data`` is an
     ndarray or None (a number or a list says how to wrap it).  An ndarray
-    subclass is kept as a plain ndarray view (``np.matrix``'s ``*`` would be a
-    matrix product); a masked array is a TypeError (see ``_plain_array``).
+    ``np.matrix`` is kept as a plain ndarray view (its ``*`` would be a matrix
+    product); a masked array is a TypeError (see ``_plain_array``).
     """
     # Four slots keep a Variable at 64 bytes: ``name`` (rarely set) lives in a
     # side table and ``generation`` is derived from ``creator``.

@@ -64,7 +64,8 @@ def make_step(model, optimizer, dropout=0.3):
 
 def batches(n, size=4):
     rng = np.random.RandomState(1)
-    return [(rng.randn(size, 2).astype(np.float32), rng.randint(0, 3, size)) for _ in range(n)]
+    return [(rng.randn(size, 2).astype(np.float32), rng.randint(0, 3, size))
+            for _ in range(n)]
 
 
 def compare(n_steps=5):
@@ -80,7 +81,8 @@ def compare(n_steps=5):
     static_losses = [float(static_step(x, t).data) for x, t in data]
     for i, (a, b) in enumerate(zip(eager_losses, static_losses), start=1):
         print(f'step {i}: eager {a:.10f}  static {b:.10f}  equal {a == b}')
-    same = all(np.array_equal(p.data, q.data) for p, q in zip(eager_model.params(), static_model.params()))
+    pairs = zip(eager_model.params(), static_model.params())
+    same = all(np.array_equal(p.data, q.data) for p, q in pairs)
     print(f'매개변수가 비트 단위로 같다 (parameters equal bit for bit): {same}')
     print(f'stats: {static_step.stats}')
     return static_step
@@ -108,7 +110,8 @@ def value_dependent():
         warnings.simplefilter('always')
         for x, t in batches(3):
             train_step(x, t)
-    messages = [str(w.message) for w in caught if issubclass(w.category, StaticGraphWarning)]
+    messages = [str(w.message) for w in caught
+                if issubclass(w.category, StaticGraphWarning)]
     print(f'\n값에 따라 갈라지는 스텝: 경고 {len(messages)}개')
     for m in messages:
         # 경로는 기계마다 다르므로 파일 이름과 줄 번호만
@@ -133,8 +136,9 @@ def timing(n_steps):
         for x, t in data:
             step(x, t)
         results[name] = (time.perf_counter() - t0) / n_steps
-    print(f'스텝당 시간 / time per step: eager {results["eager"] * 1e6:.0f} us, static '
-          f'{results["static"] * 1e6:.0f} us ({results["static"] / results["eager"]:.2f}x)', file=sys.stderr)
+    eager, static = results['eager'], results['static']
+    print(f'스텝당 시간 / time per step: eager {eager * 1e6:.0f} us, '
+          f'static {static * 1e6:.0f} us ({static / eager:.2f}x)', file=sys.stderr)
 
 
 if __name__ == '__main__':
