@@ -667,9 +667,12 @@ def _trace_ratios(rows):
     """The trace cost of the steps whose first call traced (a new length): the first of the
     run (which compiles the generated source) and the median of the later ones (whose source,
     the same for every length, is compiled already)."""
-    ratios = [r['t_trace'] / r['t_tensor_fb'] for r in rows if r['t_trace'] is not None]
-    later = f'{statistics.median(ratios[1:]):.1f}x' if len(ratios) > 1 else 'none'
-    return f'{ratios[0]:.1f}x first, {later} later ({len(ratios)} traces)'
+    traced = [r for r in rows if r['t_trace'] is not None]
+    ratios = [r['t_trace'] / r['t_tensor_fb'] for r in traced]
+    whole = [r['t_trace'] / r['t_tensor'] for r in traced[1:]]  # a whole eager step, with its update
+    later = (f'{statistics.median(ratios[1:]):.1f}x later (= {statistics.median(whole):.1f}x a whole '
+             f'eager step)' if whole else 'none later')
+    return f'{ratios[0]:.1f}x first, {later}; {len(ratios)} traces'
 
 
 def _median_time(fn, repeat):

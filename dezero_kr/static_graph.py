@@ -928,6 +928,7 @@ class _Plan:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
         self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
+        self.names.ns['_one_hot'] = _fnn._one_hot
         self.fn_name = getattr(tracer.fn, '__name__', 'step')
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
@@ -1097,17 +1098,19 @@ class _Plan:
         tag = '  # draws random numbers' if node.draws else ''
         if single and _templatable(node):
             expr = _TEMPLATES[type(node.f)][0](node, [self._data(n) for n in ins])
-            stats = None
-            if not isinstance(expr, str):  # a norm: its statistics first, kept for its backward
-                stats = self.names.local(f'{outs[0]}_inv_std')
-                statements, expr = expr
-                self.lines += [line.replace('STATS', stats) for line in statements]
-                expr = expr.replace('STATS', stats)
+            stats, before, after = None, (), ()
+            if not isinstance(expr, str):  # statistics the backward reads (norms, the loss): named
+                stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}')
+                before, expr, after = [[line.replace('STATS', stats) for line in part]
+                                       for part in (expr[0], [expr[1]], expr[2])]
+                expr = expr[0]
             self.templated[id(g)] = (fname, ins, outs[0], stats)
             if not self.keep_buffers:  # (keep_buffers: the Variables keep the arrays between calls)
                 self.array_local[outs[0]] = self.names.local(f'{outs[0]}_data')
             y = self._data(outs[0])
+            self.lines += before
             self.lines.append(f'{y} = {expr}  # {type(node.f).__name__}')
+            self.lines += after
             if type(node.f) is _fm.Linear and len(ins) == 3:
                 self.lines.append(f'{y} += {self._data(ins[2])}')  # in place, as Linear.forward
             return
@@ -1510,7 +1513,11 @@ def _templates():
         # LayerNorm / RMSNorm of x alone over the last axis: functions_nn._Normalize's lines
         _fnn.LayerNorm: (_norm_forward, _norm_grads),
         _fnn.RMSNorm: (_norm_forward, _norm_grads),
+        _fnn.SoftmaxCrossEntropy: (_softmax_ce_forward, _softmax_ce_grads),
     }
+
+
+_STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'lse'}
 
 
 def _norm_forward(node, x):
@@ -1528,9 +1535,24 @@ def _norm_forward(node, x):
         x0 = 'STATS_xc'
     statements.append(f'STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
                       f'+ {f.eps!r})')
-    if f.center:
-        return statements, f'{x0} * STATS; del {x0}'  # xc is freed as in the eager forward
-    return statements, f'{x0} * STATS'
+    return statements, f'{x0} * STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
+
+
+def _softmax_ce_forward(node, x):
+    """SoftmaxCrossEntropy.forward's lines (x (N, C) float32/64): the loss by log-sum-exp;
+    ``STATS`` is the kept lse (N, 1), to which m is added after the loss, as there."""
+    n = f'{x[0]}.shape[0]'  # read, not written: one source for every batch size
+    before = [f'STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'STATS_z = {x[0]} - STATS_m',
+              'STATS = np.log(np.exp(STATS_z).sum(axis=1, keepdims=True))']
+    loss = f'as_array((STATS.sum() - STATS_z[np.arange({n}), {x[1]}].sum()) / {n})'
+    return before, loss, ['STATS += STATS_m', 'del STATS_m, STATS_z']
+
+
+def _softmax_ce_grads(f, g, x, y):
+    """SoftmaxCrossEntropy.backward: gx = gy (exp(x - lse) - onehot(t)) / N (its _slope)."""
+    c, dtype = f.inputs[0].data.shape[1], f.inputs[0].data.dtype.name
+    return [(0, f'{g} * ((np.exp({x[0]} - STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
+                f'* (1 / {x[0]}.shape[0]))')]
 
 
 def _norm_grads(f, g, x, y):
@@ -1577,6 +1599,8 @@ def _templatable(node):
     if cls not in _TEMPLATES:
         return False
     arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
+    if cls is _fnn.SoftmaxCrossEntropy:  # a 0-d loss (as_array in its line); x float32/64
+        return _softmax_ce_templatable(arrays)
     if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
         return False
     if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,)
@@ -1587,6 +1611,12 @@ def _templatable(node):
         return len(arrays) == 2 and _norm_templatable(node.f, arrays)
     first = arrays[0]
     return all(a.shape == first.shape and a.dtype == first.dtype for a in arrays)
+
+
+def _softmax_ce_templatable(arrays):
+    x, t, y = arrays
+    return (all(isinstance(a, np.ndarray) for a in arrays) and x.ndim == 2 and t.ndim == 1
+            and x.dtype.char in 'fd' and y.dtype == x.dtype and t.dtype.kind in 'iu')
 
 
 def _norm_templatable(f, arrays):

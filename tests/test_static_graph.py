@@ -508,7 +508,7 @@ def test_code_is_readable_and_named_after_parameter_paths():
     code = train_step.code
     assert code.startswith('def train_step(x, t):')
     for text in ('linear_data = const.data @ l0_W.data  # Linear', 'linear_data += l0_b.data', '.T @ g_',
-                 'Sigmoid.forward(', 'SoftmaxCrossEntropy.backward(', 'Optimizer_update(sgd)',
+                 'Sigmoid.forward(', '_one_hot(', 'Optimizer_update(sgd)',
                  'l0_W.grad = None'):
         assert text in code
     compile(code, 'code', 'exec')
@@ -751,26 +751,29 @@ def test_keep_buffers_gives_the_same_numbers_and_returns_fresh_values():
 
 
 @pytest.mark.parametrize('dtype', [np.float32, np.float64])
-def test_written_out_norms_match_eager_bit_for_bit(dtype):
+def test_written_out_norms_and_loss_match_eager_bit_for_bit(dtype):
     # layer_norm and rms_norm of x alone (microgpt's RMSNorm) are written out as NumPy lines that
-    # keep inv_std for the backward; a gradient reaching x twice (the residual) accumulates.
+    # keep inv_std for the backward; a gradient reaching x twice (the residual) accumulates;
+    # softmax_cross_entropy is written out too (its lse kept), on 10 rows of 6 classes.
     rng = np.random.default_rng(1)
     x0, w0 = rng.standard_normal((2, 5, 6)).astype(dtype), rng.standard_normal((6, 6)).astype(dtype)
+    t = rng.integers(0, 6, 10)
 
     def run(static):
         x, w = Parameter(x0.copy()), Parameter(w0.copy())
 
-        def step():
+        def step(t):
             x.cleargrad()
             w.cleargrad()
             h = F.layer_norm(x)
             h = h + F.rms_norm(F.linear(h, w))
-            y = F.sum(F.tanh(F.rms_norm(F.layer_norm(h * h))))
+            h = F.tanh(F.rms_norm(F.layer_norm(h * h)))
+            y = F.softmax_cross_entropy(F.reshape(h, (-1, 6)) * 3.0, t)
             y.backward()
             return y
         if static:
             step = static_graph(step)
-        out = [(step().data.copy(), x.grad.data.copy(), w.grad.data.copy()) for _ in range(3)]
+        out = [(step(t).data.copy(), x.grad.data.copy(), w.grad.data.copy()) for _ in range(3)]
         return out, step
     eager, _ = run(False)
     static, step = run(True)
@@ -781,5 +784,6 @@ def test_written_out_norms_match_eager_bit_for_bit(dtype):
         assert ga.dtype == gb.dtype == dtype
     assert step.stats['replays'] == 2
     code = step.code
-    assert 'Norm.forward' not in code and 'Norm.backward' not in code
+    assert 'Norm.forward' not in code and 'Norm.backward' not in code and 'Entropy.' not in code
+    assert 'softmaxcrossentropy_lse = np.log(' in code
     assert code.count('_inv_std = 1 / np.sqrt(') == 4 and 'layernorm_inv_std_xc' in code
