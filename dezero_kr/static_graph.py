@@ -1276,6 +1276,8 @@ class _Plan:
         leaves = [f'{self._leaf_name(grads.owner[xid])}: Variable({g})' for xid, g in grads.name.items()]
         # the plan's own copies of the Functions: the same set at every replay (a constant)
         seen_name = self.names.add(frozenset(ns[n] for n in seen), 'seen')
+        self.lines.append(f'# the leaves get their gradients as backprop stores them ({seen_name}: '
+                          f'the {len(seen)} operations above, a constant)')
         self.lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
         self.lines.append('_set_backprop(True)')
 
