@@ -928,7 +928,7 @@ class _Plan:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
         self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
-        self.names.ns['_one_hot'] = _fnn._one_hot
+        self.names.ns['_one_hot'], self.names.ns['_sum_exp'] = _fnn._one_hot, _fnn._sum_exp
         self.fn_name = getattr(tracer.fn, '__name__', 'step')
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
@@ -1101,7 +1101,7 @@ class _Plan:
             stats, before, after = None, (), ()
             if not isinstance(expr, str):  # statistics the backward reads (norms, the loss): named
                 stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}')
-                before, expr, after = [[line.replace('STATS', stats) for line in part]
+                before, expr, after = [[_fill(line, stats, fname) for line in part]
                                        for part in (expr[0], [expr[1]], expr[2])]
                 expr = expr[0]
             self.templated[id(g)] = (fname, ins, outs[0], stats)
@@ -1307,13 +1307,7 @@ class _Plan:
         template = self.templated.get(id(g))
         done = [e for e in gy_names if e not in grads.seeds]
         if template is not None:
-            rule = _TEMPLATES[type(f)][1]
-            results = [(i, e.replace('STATS', str(template[3])))
-                       for i, e in rule(f, gy_names[0], [self._data(n) for n in template[1]],
-                                        self._data(template[2]))
-                       if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
-            if any(gxs[i] is None or gxs[i].data.dtype != f.inputs[i].data.dtype for i, _ in results):
-                raise _Unreplayable(f'{type(f).__name__}: a gradient of another dtype than its input')
+            results = self._written_grads(f, gxs, gy_names[0], template)
         else:
             gx = self.names.local('gx')
             self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
@@ -1325,6 +1319,21 @@ class _Plan:
         if done:  # freed as the engine pops them: peak memory as eager's
             self.lines.append(f'del {", ".join(done)}')
         return fname
+
+    def _written_grads(self, f, gxs, gy, template):
+        """A written-out rule's gradients [(input index, expression)]; its statements (attention's
+        backward) go to the lines first.  ``STATS`` and ``@FN`` name what its forward kept."""
+        fname, ins, out, stats = template
+        grads = _TEMPLATES[type(f)][1](f, gy, [self._data(n) for n in ins], self._data(out))
+        statements = ()
+        if isinstance(grads, tuple):
+            statements, grads = grads
+        self.lines += [_fill(line, stats, fname) for line in statements]
+        results = [(i, _fill(e, stats, fname)) for i, e in grads
+                   if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
+        if any(gxs[i] is None or gxs[i].data.dtype != f.inputs[i].data.dtype for i, _ in results):
+            raise _Unreplayable(f'{type(f).__name__}: a gradient of another dtype than its input')
+        return results
 
     def _output_grads(self, f, grads):
         """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
@@ -1516,10 +1525,18 @@ def _templates():
         _fnn.LayerNorm: (_norm_forward, _norm_grads),
         _fnn.RMSNorm: (_norm_forward, _norm_grads),
         _fnn.SoftmaxCrossEntropy: (_softmax_ce_forward, _softmax_ce_grads),
+        _fnn.MultiHeadAttention: (_attention_forward, _attention_grads),
     }
 
 
-_STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'lse'}
+def _fill(line, stats, fname):
+    """A template line with its placeholders named: ``STATS`` (what the forward kept), ``@FN``
+    (the plan's copy of the Function, for its attributes: attention's mask)."""
+    return line.replace('STATS', str(stats)).replace('@FN', fname)
+
+
+_STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'lse',
+                _fnn.MultiHeadAttention: 'p'}
 
 
 def _norm_forward(node, x):
@@ -1555,6 +1572,47 @@ def _softmax_ce_grads(f, g, x, y):
     c, dtype = f.inputs[0].data.shape[1], f.inputs[0].data.dtype.name
     return [(0, f'{g} * ((np.exp({x[0]} - STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
                 f'* (1 / {x[0]}.shape[0]))')]
+
+
+def _heads(a, f):
+    """functions_nn._split_heads of a (B, T, 3C) array: q, k, v = [0], [1], [2] of the view."""
+    c3 = f.inputs[0].data.shape[2]
+    return f'{a}.reshape({a}.shape[:2] + (3, {f.n_head}, {c3 // (3 * f.n_head)})).transpose((2, 0, 3, 1, 4))'
+
+
+def _attention_forward(node, x):
+    """MultiHeadAttention.forward's lines (functions_nn._attend and the head split and merge);
+    ``STATS`` is the kept P (B, H, T, T)."""
+    f = node.f
+    masked = [] if f.hidden is None else ['np.copyto(STATS, -np.inf, where=@FN.hidden)']
+    before = [f'STATS_h = {_heads(x[0], f)}',
+              'STATS = STATS_h[0] @ STATS_h[1].transpose((0, 1, 3, 2))',
+              f'STATS *= {f.scale!r}'] + masked + [
+              'STATS_m = STATS.max(axis=-1, keepdims=True)',
+              'STATS_m[~np.isfinite(STATS_m)] = 0  # an all-hidden row',
+              'STATS -= STATS_m', 'np.exp(STATS, out=STATS)', 'STATS /= _sum_exp(STATS, -1)']
+    c = f.inputs[0].data.shape[2] // 3
+    y = f'(STATS @ STATS_h[2]).transpose((0, 2, 1, 3)).reshape({x[0]}.shape[:2] + ({c},))'
+    return before, y, ['del STATS_h, STATS_m']
+
+
+def _attention_grads(f, g, x, y):
+    """MultiHeadAttention.backward: functions_nn._attention_vjp_packed's lines (dq, dk, dv
+    multiplied into the column blocks of one (B, T, 3C) array)."""
+    d = f.inputs[0].data.shape[2] // (3 * f.n_head)
+    statements = [
+        f'STATS_h = {_heads(x[0], f)}',
+        f'STATS_g = {g}.reshape({g}.shape[:2] + ({f.n_head}, {d})).transpose((0, 2, 1, 3))',
+        f'STATS_gx = np.empty({g}.shape[:2] + (3 * {g}.shape[2],), dtype=np.result_type({g}, STATS))',
+        f'STATS_d = {_heads("STATS_gx", f)}',
+        'STATS_ds = STATS_g @ STATS_h[2].transpose((0, 1, 3, 2))',
+        'STATS_ds -= (STATS_ds * STATS).sum(axis=-1, keepdims=True)',
+        'STATS_ds *= STATS', f'STATS_ds *= {f.scale!r}',
+        'np.matmul(STATS_ds, STATS_h[1], out=STATS_d[0])',
+        'np.matmul(STATS_ds.transpose((0, 1, 3, 2)), STATS_h[0], out=STATS_d[1])',
+        'np.matmul(STATS.transpose((0, 1, 3, 2)), STATS_g, out=STATS_d[2])',
+        'del STATS_h, STATS_g, STATS_d, STATS_ds']
+    return statements, [(0, 'STATS_gx')]
 
 
 def _norm_grads(f, g, x, y):
@@ -1603,6 +1661,8 @@ def _templatable(node):
     arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
     if cls is _fnn.SoftmaxCrossEntropy:  # a 0-d loss (as_array in its line); x float32/64
         return _softmax_ce_templatable(arrays)
+    if cls is _fnn.MultiHeadAttention:
+        return _attention_templatable(node.f, arrays)
     if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
         return False
     if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,)
@@ -1619,6 +1679,14 @@ def _softmax_ce_templatable(arrays):
     x, t, y = arrays
     return (all(isinstance(a, np.ndarray) for a in arrays) and x.ndim == 2 and t.ndim == 1
             and x.dtype.char in 'fd' and y.dtype == x.dtype and t.dtype.kind in 'iu')
+
+
+def _attention_templatable(f, arrays):
+    """qkv (B, T, 3C) float32/64 -> y of its dtype; a float scale, a boolean mask or None."""
+    x, y = arrays
+    hidden = f.hidden
+    return (x.ndim == 3 and x.dtype.char in 'fd' and y.dtype == x.dtype and type(f.scale) is float
+            and (hidden is None or isinstance(hidden, np.ndarray) and hidden.dtype == bool))
 
 
 def _norm_templatable(f, arrays):

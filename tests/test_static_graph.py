@@ -751,22 +751,26 @@ def test_keep_buffers_gives_the_same_numbers_and_returns_fresh_values():
 
 
 @pytest.mark.parametrize('dtype', [np.float32, np.float64])
-def test_written_out_norms_and_loss_match_eager_bit_for_bit(dtype):
+def test_written_out_norms_attention_and_loss_match_eager_bit_for_bit(dtype):
     # layer_norm and rms_norm of x alone (microgpt's RMSNorm) are written out as NumPy lines that
     # keep inv_std for the backward; a gradient reaching x twice (the residual) accumulates;
-    # softmax_cross_entropy is written out too (its lse kept), on 10 rows of 6 classes.
+    # softmax_cross_entropy is written out too (its lse kept), on 10 rows of 6 classes, and
+    # multi_head_attention (2 heads of width 3: scale 1/sqrt(3)), causal and not.
     rng = np.random.default_rng(1)
     x0, w0 = rng.standard_normal((2, 5, 6)).astype(dtype), rng.standard_normal((6, 6)).astype(dtype)
     t = rng.integers(0, 6, 10)
+    a0 = rng.standard_normal((6, 18)).astype(dtype)
 
     def run(static):
-        x, w = Parameter(x0.copy()), Parameter(w0.copy())
+        x, w, a = Parameter(x0.copy()), Parameter(w0.copy()), Parameter(a0.copy())
 
         def step(t):
             x.cleargrad()
             w.cleargrad()
             h = F.layer_norm(x)
             h = h + F.rms_norm(F.linear(h, w))
+            h = h + F.multi_head_attention(F.linear(h, a), 2, causal=True)
+            h = h * F.multi_head_attention(F.linear(F.layer_norm(h), a), 2)
             h = F.tanh(F.rms_norm(F.layer_norm(h * h)))
             y = F.softmax_cross_entropy(F.reshape(h, (-1, 6)) * 3.0, t)
             y.backward()
@@ -782,8 +786,11 @@ def test_written_out_norms_and_loss_match_eager_bit_for_bit(dtype):
         np.testing.assert_array_equal(ga, gb)
         np.testing.assert_array_equal(wa, wb)
         assert ga.dtype == gb.dtype == dtype
-    assert step.stats['replays'] == 2
+    # the causal mask is a constant built in the step: the second call traces again to confirm it
+    assert step.stats == {'traces': 2, 'replays': 1, 'eager': 0, 'evictions': 0}
     code = step.code
     assert 'Norm.forward' not in code and 'Norm.backward' not in code and 'Entropy.' not in code
+    assert 'Attention.forward' not in code and 'Attention.backward' not in code
+    assert code.count('np.copyto(') == 1 and code.count('np.matmul(') == 6
     assert 'softmaxcrossentropy_lse = np.log(' in code
-    assert code.count('_inv_std = 1 / np.sqrt(') == 4 and 'layernorm_inv_std_xc' in code
+    assert code.count('_inv_std = 1 / np.sqrt(') == 5 and 'layernorm_inv_std_xc' in code
