@@ -1307,7 +1307,8 @@ class _Plan:
         template = self.templated.get(id(g))
         done = [e for e in gy_names if e not in grads.seeds]
         if template is not None:
-            results = self._written_grads(f, gxs, gy_names[0], template)
+            results, kept = self._written_grads(f, gxs, gy_names[0], template)
+            done += kept
         else:
             gx = self.names.local('gx')
             self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
@@ -1321,19 +1322,21 @@ class _Plan:
         return fname
 
     def _written_grads(self, f, gxs, gy, template):
-        """A written-out rule's gradients [(input index, expression)]; its statements (attention's
-        backward) go to the lines first.  ``STATS`` and ``@FN`` name what its forward kept."""
+        """A written-out rule's gradients [(input index, expression)] and the names to free after
+        they arrived; its statements (attention's backward) go to the lines first.  ``STATS`` and
+        ``@FN`` name what its forward kept."""
         fname, ins, out, stats = template
         grads = _TEMPLATES[type(f)][1](f, gy, [self._data(n) for n in ins], self._data(out))
-        statements = ()
-        if isinstance(grads, tuple):
-            statements, grads = grads
+        statements, kept = (), []
+        if isinstance(grads, tuple):  # (statements, grads, names): freed as the rule's locals are
+            statements, grads, kept = grads
+            kept = [_fill(name, stats, fname) for name in kept]
         self.lines += [_fill(line, stats, fname) for line in statements]
         results = [(i, _fill(e, stats, fname)) for i, e in grads
                    if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
         if any(gxs[i] is None or gxs[i].data.dtype != f.inputs[i].data.dtype for i, _ in results):
             raise _Unreplayable(f'{type(f).__name__}: a gradient of another dtype than its input')
-        return results
+        return results, kept
 
     def _output_grads(self, f, grads):
         """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
@@ -1612,7 +1615,7 @@ def _attention_grads(f, g, x, y):
         'np.matmul(STATS_ds.transpose((0, 1, 3, 2)), STATS_h[0], out=STATS_d[1])',
         'np.matmul(STATS.transpose((0, 1, 3, 2)), STATS_g, out=STATS_d[2])',
         'del STATS_h, STATS_g, STATS_d, STATS_ds']
-    return statements, [(0, 'STATS_gx')]
+    return statements, [(0, 'STATS_gx')], ['STATS_gx']
 
 
 def _norm_grads(f, g, x, y):
