@@ -17,9 +17,11 @@ From the recording it generates Python source (``.code``): one line per
 operation, calling the very ``forward``/``backward`` methods of (copies of)
 the recorded Function objects on the arrays, or, for the small elementwise ops
 on arrays of one shape (``_TEMPLATES``: add, sub, mul, neg, sin, cos, tanh,
-exp, relu) and ``Linear``/``Reshape``, their rules' own NumPy lines written
-out; so the replay does the same NumPy calls in the same order as eager and
-the numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
+exp, relu), ``Linear``/``Reshape``, layer/RMS norm of x alone, softmax cross
+entropy and multi-head attention, their rules' own NumPy lines written out
+(results and kept statistics as local arrays of the generated function); so
+the replay does the same NumPy calls in the same order as eager and the
+numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
 the engine's order), the leaf gradients are stored by the core's own
 ``_store_leaf_grads``, and the host calls are made again.  Later calls with the
 same signature run that code: no graph is built, no heap is walked.  A call
