@@ -198,8 +198,8 @@ class _Traced(np.ndarray):
 
 
 def _traced_base(a):
-    """The ``_Traced`` array that ``a`` is a plain whole view of (a ``Variable`` made from a
-    traced array holds ``np.asarray`` of it: ``core._plain_array``), else ``a``."""
+    """The ``_Traced`` array that ``a`` is a plain whole view of (``np.asarray`` of a traced
+    argument, made by code that wants a plain array), else ``a``: bound like its base."""
     base = getattr(a, 'base', None)
     if a.__class__ is np.ndarray and isinstance(base, _Traced) and a.shape == base.shape \
             and a.strides == base.strides and a.dtype == base.dtype \
