@@ -663,6 +663,18 @@ def torch_compare(steps, repeat, seed):
     raise RuntimeError(f'bench microgpt: the PyTorch run failed (status {out.returncode}):\n{out.stderr}')
 
 
+def _trace_ratios(rows):
+    """The trace cost of the steps whose first call traced (a new length): the first of the
+    run (which compiles the generated source) and the median of the later ones (whose source,
+    the same for every length, is compiled already)."""
+    traced = [r for r in rows if r['t_trace'] is not None]
+    ratios = [r['t_trace'] / r['t_tensor_fb'] for r in traced]
+    whole = [r['t_trace'] / r['t_tensor'] for r in traced[1:]]  # a whole eager step, with its update
+    later = (f'{statistics.median(ratios[1:]):.1f}x later (= {statistics.median(whole):.1f}x a whole '
+             f'eager step)' if whole else 'none later')
+    return f'{ratios[0]:.1f}x first, {later}; {len(ratios)} traces'
+
+
 def _median_time(fn, repeat):
     out, times = None, []
     for _ in range(repeat):
@@ -684,9 +696,10 @@ def compare(steps=10, repeat=20, seed=0, log=print):
         ls, (sf, sb, su) = scalar.step(step, tokens)
         lt, tt, tu = _timed_step(tensor, step, tokens, repeat)
         ln, tn, nu = _timed_step(floor, step, tokens, repeat)
-        t0 = time.perf_counter()
+        traces, t0 = static.step.stats['traces'], time.perf_counter()
         static.forward_backward(tokens)  # the first call of a length traces: timed on its own
         trace = time.perf_counter() - t0
+        trace = trace if static.step.stats['traces'] > traces else None  # a length seen before: a replay
         lg, tg, gu = _timed_step(static, step, tokens, repeat)
         if lg != lt:
             raise AssertionError(f'bench microgpt: static_graph loss {lg!r} != eager {lt!r} at step {step}')
@@ -802,8 +815,7 @@ def main(argv=None):
           f'losses equal to dezero_kr\'s bit for bit)')
     print(f'  static / NumPy floor = {static:.2f}x per step ({static_fb:.2f}x forward + backward); '
           f'static / dezero_kr = {statistics.median(r["t_static"] / r["t_tensor"] for r in rows):.2f}x; '
-          f'first call (trace) / dezero_kr step = '
-          f'{statistics.median(r["t_trace"] / r["t_tensor_fb"] for r in rows):.1f}x')
+          f'first call (trace) / dezero_kr forward + backward = {_trace_ratios(rows)}')
     count, alone = rules_alone(model, _names(args.steps, args.seed)[1], args.repeat)
     print(f'  the {count} nodes\' own forward + backward alone (no dispatch): '
           f'{statistics.median(alone) * 1e3:.2f} ms = '

@@ -17,9 +17,11 @@ From the recording it generates Python source (``.code``): one line per
 operation, calling the very ``forward``/``backward`` methods of (copies of)
 the recorded Function objects on the arrays, or, for the small elementwise ops
 on arrays of one shape (``_TEMPLATES``: add, sub, mul, neg, sin, cos, tanh,
-exp, relu) and ``Linear``/``Reshape``, their rules' own NumPy lines written
-out; so the replay does the same NumPy calls in the same order as eager and
-the numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
+exp, relu), ``Linear``/``Reshape``, layer/RMS norm of x alone, softmax cross
+entropy and multi-head attention, their rules' own NumPy lines written out
+(results and kept statistics as local arrays of the generated function); so
+the replay does the same NumPy calls in the same order as eager and the
+numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
 the engine's order), the leaf gradients are stored by the core's own
 ``_store_leaf_grads``, and the host calls are made again.  Later calls with the
 same signature run that code: no graph is built, no heap is walked.  A call
@@ -71,6 +73,7 @@ import copy
 import ctypes
 import inspect
 import itertools
+import math
 import os
 import re
 import sys
@@ -192,6 +195,17 @@ class _Traced(np.ndarray):
         if isinstance(out, _Traced) and out is not self:
             out._from = (self, 'astype', args, kwargs)
         return out
+
+
+def _traced_base(a):
+    """The ``_Traced`` array that ``a`` is a plain whole view of (``np.asarray`` of a traced
+    argument, made by code that wants a plain array), else ``a``: bound like its base."""
+    base = getattr(a, 'base', None)
+    if a.__class__ is np.ndarray and isinstance(base, _Traced) and a.shape == base.shape \
+            and a.strides == base.strides and a.dtype == base.dtype \
+            and a.__array_interface__['data'][0] == base.__array_interface__['data'][0]:
+        return base
+    return a
 
 
 def _plain(a):
@@ -385,6 +399,20 @@ def _slot_names(cls):
     return names
 
 
+def _copy_function(f):
+    """``copy.copy(f)``: a Function with slots only is copied slot by slot (``copy.copy``
+    goes through ``__reduce_ex__``: about 4x slower, and a trace copies every operation)."""
+    cls = type(f)
+    if hasattr(f, '__dict__') or cls.__reduce_ex__ is not object.__reduce_ex__:
+        return copy.copy(f)
+    g = cls.__new__(cls)
+    for name in _slot_names(cls):
+        value = getattr(f, name, _MISSING)
+        if value is not _MISSING:
+            setattr(g, name, value)
+    return g
+
+
 _init_cache = {}
 
 
@@ -526,6 +554,10 @@ class StaticGraph:
         if not isinstance(max_cache, int) or isinstance(max_cache, bool) or max_cache < 1:
             raise ValueError(f'static_graph: max_cache must be a positive int, got {max_cache!r}')
         self.fn = fn
+        # The trace's arrays are an ndarray subclass, whose first sight by the core imports
+        # numpy.ma (its masked-array check, ~30 ms once per process): done here, once, when a
+        # step is made static, rather than inside the first trace.
+        np.ma.MaskedArray  # noqa: B018 (the attribute access is the lazy import)
         self.max_cache = max_cache
         self.strict = strict
         self.keep_buffers = keep_buffers
@@ -803,9 +835,17 @@ class _Eager:
         return True
 
 
+_identifiers = {}  # text -> identifier (a plan makes hundreds of names from a few hints)
+
+
 def _identifier(text):
-    out = re.sub(r'\W', '_', text).strip('_') or 'v'
-    return out if not out[0].isdigit() else '_' + out
+    out = _identifiers.get(text)
+    if out is None:
+        out = re.sub(r'\W', '_', text).strip('_') or 'v'
+        out = _identifiers[text] = out if not out[0].isdigit() else '_' + out
+        if len(_identifiers) > 4096:
+            _identifiers.clear()
+    return out
 
 
 _MISSING = object()
@@ -890,6 +930,7 @@ class _Plan:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
         self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
+        self.names.ns['_one_hot'], self.names.ns['_sum_exp'] = _fnn._one_hot, _fnn._sum_exp
         self.fn_name = getattr(tracer.fn, '__name__', 'step')
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
@@ -915,6 +956,11 @@ class _Plan:
         self.own_vars = {}     # id(traced output Variable) -> the plan's Variable
         self.state_reads = {}
         self.funcs = {}        # id(traced Function) -> the plan's copy
+        # A written-out operation's result is a local array of the generated function (no
+        # Variable attribute to store and load again): name -> local.  Its Variable gets the
+        # array only where a called rule reads it (attached: names whose .data is set).
+        self.array_local = {}
+        self.attached = set()
         emit = {'node': self._emit_node, 'clear': self._emit_clear, 'host': self._emit_host,
                 'pass': self._emit_pass}
         for event in rec.events:
@@ -948,20 +994,22 @@ class _Plan:
         """An argument's or a parameter's array as an expression, or None for a constant."""
         if id(a) in self.arg_views:
             return self._arg_local(self.arg_views[id(a)])
-        bound = self._arg_memory(a)
-        if bound is not None:
-            return bound
-        p = self.data_owner.get(id(a))
-        if p is not None:
-            return f'{self._param_name(p)}.data'
-        origin = getattr(a, '_from', None)
+        origin = getattr(a, '_from', None)  # the user's own call (``t.reshape(-1)``): made again
         source = self._array_binding(origin[0]) if origin is not None else None
         if source is None:
-            return None
+            return self._memory_binding(a)
         _, op, op_args, op_kwargs = origin
         parts = [self._literal(v) for v in op_args] + [f'{k}={self._literal(v)}'
                                                        for k, v in op_kwargs.items()]
         return f'{source}.{op}({", ".join(parts)})'
+
+    def _memory_binding(self, a):
+        """``a`` as (a view of) an argument's memory or a parameter's array; else None."""
+        bound = self._arg_memory(a)
+        if bound is not None:
+            return bound
+        p = self.data_owner.get(id(a))
+        return f'{self._param_name(p)}.data' if p is not None else None
 
     def _arg_memory(self, a):
         """``a`` if it is (a view of) an argument's memory, as an expression; else None."""
@@ -985,12 +1033,13 @@ class _Plan:
             return self._param_name(x)
         if id(x) in self.state_ids:
             return self._state_input(x)
-        bound = self._array_binding(x.data) if isinstance(x.data, np.ndarray) else None
+        data = _traced_base(x.data)
+        bound = self._array_binding(data) if isinstance(data, np.ndarray) else None
         if bound is not None:
             name = self.var_name[id(x)] = self.names.add(type(x)(None), 'const')
             self.lines.append(f'{name}.data = {bound}')
             return name
-        if isinstance(x.data, _Traced):
+        if isinstance(data, _Traced):
             where = f'{type(node.f).__name__} at {node.line}' if node else 'a backward rule'
             raise _Unreplayable(f"an array computed from the step's values outside an operation "
                                 f'(host NumPy code) is an input of {where}: a replay would keep '
@@ -1014,7 +1063,7 @@ class _Plan:
     def _emit_node(self, node):
         f = node.f
         cls = type(f).__name__
-        g = self.funcs[id(f)] = copy.copy(f)  # the traced graph stays the user's
+        g = self.funcs[id(f)] = _copy_function(f)  # the traced graph stays the user's
         fname = self.names.add(g, cls)
         ins = [self._input_name(x, node) for x in node.inputs]
         self._bind_attrs(node, g, fname)
@@ -1035,16 +1084,40 @@ class _Plan:
         self._forward_lines(node, g, fname, ins, outs, single)
         self.nodes_dot.append((fname, cls, ins, outs))
 
+    def _data(self, name):
+        """The expression of a Variable's array in the generated code: its local, or ``name.data``."""
+        return self.array_local.get(name) or f'{name}.data'
+
+    def _attach(self, names):
+        """A called rule reads these Variables (its inputs): give them their local arrays first."""
+        for n in names:
+            if n in self.array_local and n not in self.attached:
+                self.attached.add(n)
+                self.lines.append(f'{n}.data = {self.array_local[n]}')
+
     def _forward_lines(self, node, g, fname, ins, outs, single):
-        call = f'{fname}.forward({", ".join(n + ".data" for n in ins)})'
+        call = f'{fname}.forward({", ".join(self._data(n) for n in ins)})'
         tag = '  # draws random numbers' if node.draws else ''
         if single and _templatable(node):
-            self.templated[id(g)] = (fname, ins, outs[0])
-            expr = _TEMPLATES[type(node.f)][0](node, [n + '.data' for n in ins])
-            self.lines.append(f'{outs[0]}.data = {expr}  # {type(node.f).__name__}')
+            expr = _TEMPLATES[type(node.f)][0](node, [self._data(n) for n in ins])
+            stats, before, after = None, (), ()
+            if not isinstance(expr, str):  # statistics the backward reads (norms, the loss): named
+                stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}')
+                before, expr, after = [[_fill(line, stats, fname) for line in part]
+                                       for part in (expr[0], [expr[1]], expr[2])]
+                expr = expr[0]
+            self.templated[id(g)] = (fname, ins, outs[0], stats)
+            if not self.keep_buffers:  # (keep_buffers: the Variables keep the arrays between calls)
+                self.array_local[outs[0]] = self.names.local(f'{outs[0]}_data')
+            y = self._data(outs[0])
+            self.lines += before
+            self.lines.append(f'{y} = {expr}  # {type(node.f).__name__}')
+            self.lines += after
             if type(node.f) is _fm.Linear and len(ins) == 3:
-                self.lines.append(f'{outs[0]}.data += {ins[2]}.data')  # in place, as Linear.forward
-        elif single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
+                self.lines.append(f'{y} += {self._data(ins[2])}')  # in place, as Linear.forward
+            return
+        self._attach(ins)
+        if single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
             self.lines.append(f'{outs[0]}.data = {call}{tag}')
         elif single:
             self.lines.append(f'{outs[0]}.data = as_array({call}){tag}')
@@ -1096,22 +1169,23 @@ class _Plan:
             raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
                                 f'(call unchain_backward() in the step, as truncated BPTT '
                                 f'does): a replay cannot keep a graph')
-        return f'{lname}.{attr} = Variable({self.var_name[id(after)]}.data)  # state for the next call'
+        return f'{lname}.{attr} = Variable({self._data(self.var_name[id(after)])})  # state for the next call'
 
     def _emit_result(self, result):
         result_vars = {}
         self.result_template = self._template(result, result_vars)
         self.returns = returns = sorted(result_vars)
         out = self.names.local('out')
-        self.lines.append(f'{out} = ({", ".join(r + ".data" for r in returns)}{"," if returns else ""})')
+        self.lines.append(f'{out} = ({", ".join(self._data(r) for r in returns)}{"," if returns else ""})')
         if not self.keep_buffers:
             # Nothing of this call is kept once it returns (the eager graph is freed too): the
             # arrays of the variables and what forward cached on the operations.
             ns = self.names.ns
             ns['_release'], ns['_cached'] = _release, tuple(self.cached)
             # freed last-made first, as the eager graph is torn down from its output
-            ns['_own_vars'] = tuple(v for v in ns.values() if isinstance(v, Variable)
-                                    and v.data is None and not isinstance(v, Parameter))[::-1]
+            ns['_own_vars'] = tuple(v for k, v in ns.items() if isinstance(v, Variable)
+                                    and v.data is None and not isinstance(v, Parameter)
+                                    and (k not in self.array_local or k in self.attached))[::-1]
             self.lines.append('_release(_own_vars, _cached)')
         self.lines.append(f'return {out}')
 
@@ -1202,8 +1276,10 @@ class _Plan:
         ns['_set_backprop'], ns['_tuple'], ns['_store_leaf_grads'] = _set_backprop, _tuple, _store_leaf_grads
         seen = [self._backward_step(f, gxs, grads) for f, gys, gxs in pass_.steps]
         leaves = [f'{self._leaf_name(grads.owner[xid])}: Variable({g})' for xid, g in grads.name.items()]
-        seen_name = self.names.local('seen')
-        self.lines.append(f'{seen_name} = {{{", ".join(seen)}}}')
+        # the plan's own copies of the Functions: the same set at every replay (a constant)
+        seen_name = self.names.add(frozenset(ns[n] for n in seen), 'seen')
+        self.lines.append(f'# the leaves get their gradients as backprop stores them ({seen_name}: '
+                          f'the {len(seen)} operations above, a constant)')
         self.lines.append(f'_store_leaf_grads({{{", ".join(leaves)}}}, {seen_name}, {{{", ".join(seeds)}}})')
         self.lines.append('_set_backprop(True)')
 
@@ -1216,7 +1292,7 @@ class _Plan:
             raise _Unreplayable('backward() with a seed gradient other than ones')
         rname = self.var_name[id(root)]
         gname = self.names.local(f'g_{rname}')
-        self.lines.append(f'{gname}_seed = Variable(np.ones_like({rname}.data))')
+        self.lines.append(f'{gname}_seed = Variable(np.ones_like({self._data(rname)}))')
         self.lines.append(f'{gname} = {gname}_seed.data')
         grads.arrive(root, gname)
         grads.seeds.add(gname)
@@ -1233,10 +1309,8 @@ class _Plan:
         template = self.templated.get(id(g))
         done = [e for e in gy_names if e not in grads.seeds]
         if template is not None:
-            rule = _TEMPLATES[type(f)][1]
-            results = [(i, e) for i, e in rule(f, gy_names[0], [f'{n}.data' for n in template[1]],
-                                               f'{template[2]}.data')
-                       if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
+            results, kept = self._written_grads(f, gxs, gy_names[0], template)
+            done += kept
         else:
             gx = self.names.local('gx')
             self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
@@ -1248,6 +1322,23 @@ class _Plan:
         if done:  # freed as the engine pops them: peak memory as eager's
             self.lines.append(f'del {", ".join(done)}')
         return fname
+
+    def _written_grads(self, f, gxs, gy, template):
+        """A written-out rule's gradients [(input index, expression)] and the names to free after
+        they arrived; its statements (attention's backward) go to the lines first.  ``STATS`` and
+        ``@FN`` name what its forward kept."""
+        fname, ins, out, stats = template
+        grads = _TEMPLATES[type(f)][1](f, gy, [self._data(n) for n in ins], self._data(out))
+        statements, kept = (), []
+        if isinstance(grads, tuple):  # (statements, grads, names): freed as the rule's locals are
+            statements, grads, kept = grads
+            kept = [_fill(name, stats, fname) for name in kept]
+        self.lines += [_fill(line, stats, fname) for line in statements]
+        results = [(i, _fill(e, stats, fname)) for i, e in grads
+                   if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
+        if any(gxs[i] is None or gxs[i].data.dtype != f.inputs[i].data.dtype for i, _ in results):
+            raise _Unreplayable(f'{type(f).__name__}: a gradient of another dtype than its input')
+        return results, kept
 
     def _output_grads(self, f, grads):
         """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
@@ -1431,19 +1522,123 @@ def _templates():
                     lambda f, g, x, y: [(0, f'_mask_grad({g}, {x[0]} > 0)')]),
         # shapes are constants of the plan (its guards fix them)
         op.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
-                     lambda f, g, x, y: [(0, f'{g}.reshape({f.inputs[0].data.shape!r})')]),
+                     lambda f, g, x, y: [(0, f'{g}.reshape({x[0]}.shape)')]),
         # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
         # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
         fm.Linear: (_linear_forward, _linear_grads),
+        # LayerNorm / RMSNorm of x alone over the last axis: functions_nn._Normalize's lines
+        _fnn.LayerNorm: (_norm_forward, _norm_grads),
+        _fnn.RMSNorm: (_norm_forward, _norm_grads),
+        _fnn.SoftmaxCrossEntropy: (_softmax_ce_forward, _softmax_ce_grads),
+        _fnn.MultiHeadAttention: (_attention_forward, _attention_grads),
     }
 
 
+def _fill(line, stats, fname):
+    """A template line with its placeholders named: ``STATS`` (what the forward kept), ``@FN``
+    (the plan's copy of the Function, for its attributes: attention's mask)."""
+    return line.replace('STATS', str(stats)).replace('@FN', fname)
+
+
+_STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'lse',
+                _fnn.MultiHeadAttention: 'p'}
+
+
+def _norm_forward(node, x):
+    """_Normalize._normalize's lines, as (statements, expression of y = xhat).
+
+    ``STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
+    1/n and eps are the same Python floats as there, written with ``repr`` (exact).
+    """
+    f = node.f
+    inv_n = repr(1 / math.prod(node.inputs[0].data.shape[a] for a in f.axes))
+    axes, x0 = repr(f.axes), x[0]
+    statements = []
+    if f.center:  # xc = x - mu, mu = x.sum(axes) * (1/n)
+        statements.append(f'STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) * {inv_n}')
+        x0 = 'STATS_xc'
+    statements.append(f'STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
+                      f'+ {f.eps!r})')
+    return statements, f'{x0} * STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
+
+
+def _softmax_ce_forward(node, x):
+    """SoftmaxCrossEntropy.forward's lines (x (N, C) float32/64): the loss by log-sum-exp;
+    ``STATS`` is the kept lse (N, 1), to which m is added after the loss, as there."""
+    n = f'{x[0]}.shape[0]'  # read, not written: one source for every batch size
+    before = [f'STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'STATS_z = {x[0]} - STATS_m',
+              'STATS = np.log(np.exp(STATS_z).sum(axis=1, keepdims=True))']
+    loss = f'as_array((STATS.sum() - STATS_z[np.arange({n}), {x[1]}].sum()) / {n})'
+    return before, loss, ['STATS += STATS_m', 'del STATS_m, STATS_z']
+
+
+def _softmax_ce_grads(f, g, x, y):
+    """SoftmaxCrossEntropy.backward: gx = gy (exp(x - lse) - onehot(t)) / N (its _slope)."""
+    c, dtype = f.inputs[0].data.shape[1], f.inputs[0].data.dtype.name
+    return [(0, f'{g} * ((np.exp({x[0]} - STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
+                f'* (1 / {x[0]}.shape[0]))')]
+
+
+def _heads(a, f):
+    """functions_nn._split_heads of a (B, T, 3C) array: q, k, v = [0], [1], [2] of the view."""
+    c3 = f.inputs[0].data.shape[2]
+    return f'{a}.reshape({a}.shape[:2] + (3, {f.n_head}, {c3 // (3 * f.n_head)})).transpose((2, 0, 3, 1, 4))'
+
+
+def _attention_forward(node, x):
+    """MultiHeadAttention.forward's lines (functions_nn._attend and the head split and merge);
+    ``STATS`` is the kept P (B, H, T, T)."""
+    f = node.f
+    masked = [] if f.hidden is None else ['np.copyto(STATS, -np.inf, where=@FN.hidden)']
+    before = [f'STATS_h = {_heads(x[0], f)}',
+              'STATS = STATS_h[0] @ STATS_h[1].transpose((0, 1, 3, 2))',
+              f'STATS *= {f.scale!r}'] + masked + [
+              'STATS_m = STATS.max(axis=-1, keepdims=True)',
+              'STATS_m[~np.isfinite(STATS_m)] = 0  # an all-hidden row',
+              'STATS -= STATS_m', 'np.exp(STATS, out=STATS)', 'STATS /= _sum_exp(STATS, -1)']
+    c = f.inputs[0].data.shape[2] // 3
+    y = f'(STATS @ STATS_h[2]).transpose((0, 2, 1, 3)).reshape({x[0]}.shape[:2] + ({c},))'
+    return before, y, ['del STATS_h, STATS_m']
+
+
+def _attention_grads(f, g, x, y):
+    """MultiHeadAttention.backward: functions_nn._attention_vjp_packed's lines (dq, dk, dv
+    multiplied into the column blocks of one (B, T, 3C) array)."""
+    d = f.inputs[0].data.shape[2] // (3 * f.n_head)
+    statements = [
+        f'STATS_h = {_heads(x[0], f)}',
+        f'STATS_g = {g}.reshape({g}.shape[:2] + ({f.n_head}, {d})).transpose((0, 2, 1, 3))',
+        f'STATS_gx = np.empty({g}.shape[:2] + (3 * {g}.shape[2],), dtype=np.result_type({g}, STATS))',
+        f'STATS_d = {_heads("STATS_gx", f)}',
+        'STATS_ds = STATS_g @ STATS_h[2].transpose((0, 1, 3, 2))',
+        'STATS_ds -= (STATS_ds * STATS).sum(axis=-1, keepdims=True)',
+        'STATS_ds *= STATS', f'STATS_ds *= {f.scale!r}',
+        'np.matmul(STATS_ds, STATS_h[1], out=STATS_d[0])',
+        'np.matmul(STATS_ds.transpose((0, 1, 3, 2)), STATS_h[0], out=STATS_d[1])',
+        'np.matmul(STATS.transpose((0, 1, 3, 2)), STATS_g, out=STATS_d[2])',
+        'del STATS_h, STATS_g, STATS_d, STATS_ds']
+    return statements, [(0, 'STATS_gx')], ['STATS_gx']
+
+
+def _norm_grads(f, g, x, y):
+    """_Normalize.backward without gamma (xhat is y): gx = (g - proj) * inv_std, with
+    proj = xhat mean(g xhat) (+ mean(g) when centred), as _dxhat_to_dx writes it."""
+    c, axes = repr(1 / (f.inputs[0].data.size // f.inv_std.size)), repr(f.axes)
+    proj = f'{y} * (({g} * {y}).sum(axis={axes}, keepdims=True) * {c})'
+    if f.center:
+        proj = f'({proj} + {g}.sum(axis={axes}, keepdims=True) * {c})'
+    return [(0, f'({g} - {proj}) * STATS')]
+
+
+# Batch shapes are read from the arrays (``x.shape[:-1]``), not written as literals: the plans
+# of two batch shapes then have the same source, compiled once (``_compiled``; microgpt traces
+# one plan per sequence length).
 def _linear_forward(node, x):
     """Linear.forward's product; (..., I) inputs as one (N, I) @ (I, O) product, as there."""
     shape, out = node.inputs[0].data.shape, node.inputs[1].data.shape[-1]
     if len(shape) == 2:
         return f'{x[0]} @ {x[1]}'
-    return f'({x[0]}.reshape(-1, {shape[-1]}) @ {x[1]}).reshape({shape[:-1] + (out,)!r})'
+    return f'({x[0]}.reshape(-1, {shape[-1]}) @ {x[1]}).reshape({x[0]}.shape[:-1] + ({out},))'
 
 
 def _linear_grads(f, g, x, y):
@@ -1452,7 +1647,7 @@ def _linear_grads(f, g, x, y):
     a = x[0]
     if len(shape) != 2:
         g, a = f'{g}.reshape(-1, {out})', f'{a}.reshape(-1, {shape[-1]})'
-    grads = [(0, f'({g} @ {x[1]}.T).reshape({shape!r})'), (1, f'{a}.T @ {g}')]
+    grads = [(0, f'({g} @ {x[1]}.T).reshape({x[0]}.shape)'), (1, f'{a}.T @ {g}')]
     if len(x) == 3:
         grads.append((2, f'_sum_to({g}, {f.inputs[2].data.shape!r})'))
     return grads
@@ -1469,14 +1664,40 @@ def _templatable(node):
     if cls not in _TEMPLATES:
         return False
     arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
+    if cls is _fnn.SoftmaxCrossEntropy:  # a 0-d loss (as_array in its line); x float32/64
+        return _softmax_ce_templatable(arrays)
+    if cls is _fnn.MultiHeadAttention:
+        return _attention_templatable(node.f, arrays)
     if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
         return False
     if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,)
         return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1)
     if cls is _op.Reshape:
         return True
+    if cls in (_fnn.LayerNorm, _fnn.RMSNorm):  # x alone, float32/64 (float16 is widened there)
+        return len(arrays) == 2 and _norm_templatable(node.f, arrays)
     first = arrays[0]
     return all(a.shape == first.shape and a.dtype == first.dtype for a in arrays)
+
+
+def _softmax_ce_templatable(arrays):
+    x, t, y = arrays
+    return (all(isinstance(a, np.ndarray) for a in arrays) and x.ndim == 2 and t.ndim == 1
+            and x.dtype.char in 'fd' and y.dtype == x.dtype and t.dtype.kind in 'iu')
+
+
+def _attention_templatable(f, arrays):
+    """qkv (B, T, 3C) float32/64 -> y of its dtype; a float scale, a boolean mask or None."""
+    x, y = arrays
+    hidden = f.hidden
+    return (x.ndim == 3 and x.dtype.char in 'fd' and y.dtype == x.dtype and type(f.scale) is float
+            and (hidden is None or isinstance(hidden, np.ndarray) and hidden.dtype == bool))
+
+
+def _norm_templatable(f, arrays):
+    x, y = arrays
+    return (f.axes == (-1,) and type(f.eps) is float and x.dtype == y.dtype
+            and x.dtype.char in 'fd' and isinstance(f.inv_std, np.ndarray))
 
 
 def _release(variables, cached):
