@@ -46,6 +46,17 @@ def array_sum(x, axis=None, keepdims=False):
     return x.sum(axis=axis, keepdims=keepdims)
 
 
+def may_hold_nan(a):
+    """Whether the array ``a`` may hold a NaN: False for integer and bool arrays; for NumPy
+    arrays, whether one does; always True for a GPU array, whose answer would make the host
+    wait for the device (the NaN-aware path gives the same numbers, only slower)."""
+    if a.dtype.kind not in 'fc':
+        return False
+    if type(a) is not np.ndarray:
+        return True
+    return bool(np.isnan(a).any())
+
+
 def sum_to(x, shape):
     """Sum the array ``x`` down to ``shape`` (the inverse of broadcasting).
 

@@ -23,7 +23,7 @@ that reaches into the padding sees zeros).
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.array_utils import get_conv_outsize, get_deconv_outsize, pair
+from dezero_kr.array_utils import get_conv_outsize, get_deconv_outsize, may_hold_nan, pair
 from dezero_kr.core import Function
 from dezero_kr.core import as_variable  # noqa: F401  (DeZero's functions_conv exports it)
 from dezero_kr.operators import (add_tangents, broadcast_to, max as _max, recording, reshape,
@@ -184,10 +184,8 @@ def _max_pool_array(x, kernel, stride, pad, with_positions):
     if not with_positions:
         return y, None
     Hp, Wp = xpad.shape[2:]
-    # NaN is the maximum (np.max, PyTorch): a window with a NaN takes its first NaN.  A GPU
-    # takes the NaN-aware test without looking (reading isnan().any() would wait for the device).
-    nan_free = x.dtype.kind != 'f' or (xp is np and not xp.isnan(y).any())
-    wins = _is_max if nan_free else _is_max_or_both_nan
+    # NaN is the maximum (np.max, PyTorch): a window with a NaN takes its first NaN.
+    wins = _is_max_or_both_nan if may_hold_nan(y) else _is_max
     # Window k wins where it equals the max and no earlier window did
     # (boolean arithmetic: masked assignment is an order of magnitude slower in NumPy).
     taken = wins(col[:, :, 0], y)

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from dezero_kr import cuda
+from dezero_kr.array_utils import may_hold_nan
 from dezero_kr.core import Constant, Function, Variable, as_variable
 from dezero_kr.operators import (BinaryElementwise, Elementwise, Log, add_tangents,  # noqa: F401
                                  as_grad, broadcast_to, log, matmul, operands, reshape,
@@ -275,7 +276,7 @@ class Maximum(BinaryMasking):
         y = self.outputs[0]().data
         dtype = y.dtype
         w0 = self._wins(x0, x1).astype(dtype) + 0.5 * (x0 == x1).astype(dtype)
-        if dtype.kind in 'fc' and _xp(y).isnan(y).any():
+        if may_hold_nan(y):
             xp = _xp(y)
             nan0, nan1 = xp.isnan(x0), xp.isnan(x1)
             w0 = xp.where(nan0 | nan1, nan0.astype(dtype) - 0.5 * (nan0 & nan1), w0)

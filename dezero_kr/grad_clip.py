@@ -105,25 +105,10 @@ def _norm_order(norm_type, what):
 
 
 def _array_norm(a, p):
-    """The p-norm of an array seen as one flat vector, as a Python float (accumulated in float64)."""
-    if a.size == 0:
-        return 0.0
+    """The p-norm of an array seen as one flat vector: a 0-d float64 array where ``a`` lives
+    (accumulated in float64; for other p, ``||a|| = m ||a / m||`` with m = max |a|, so
+    ``|a|^p`` cannot overflow)."""
     xp = cuda.get_array_module(a)
-    a = xp.abs(a.ravel()).astype(xp.float64, copy=False)
-    if p == math.inf:
-        return float(a.max())
-    if p == 1:
-        return float(a.sum())
-    if p == 2:
-        return float(xp.sqrt(xp.dot(a, a)))
-    m = float(a.max())  # ||a||_p = m * ||a / m||_p: |a|^p cannot overflow
-    if m == 0 or not math.isfinite(m):
-        return m
-    return m * float(((a / m) ** p).sum()) ** (1.0 / p)
-
-
-def _device_norm(a, p, xp):
-    """``_array_norm`` kept on the device: a 0-d float64 array, the same operations in order."""
     if a.size == 0:
         return xp.zeros((), xp.float64)
     a = xp.abs(a.ravel()).astype(xp.float64, copy=False)
@@ -134,22 +119,24 @@ def _device_norm(a, p, xp):
     if p == 2:
         return xp.sqrt(xp.dot(a, a))
     m = a.max()
-    usable = (m != 0) & xp.isfinite(m)
+    usable = (m != 0) & xp.isfinite(m)  # 0, inf or NaN: the norm is m itself
     safe = xp.where(usable, m, 1.0)
     return xp.where(usable, safe * ((a / safe) ** p).sum() ** (1.0 / p), m)
 
 
 def _array_norms(arrays, p):
-    """``[_array_norm(a, p) for a in arrays]``, as Python floats.
+    """The p-norm of each array, as Python floats.
 
     GPU arrays: every norm stays on the device and all of them come back in one
     transfer (a float() per gradient would make the host wait for the device each time).
     """
-    xp = cuda.get_array_module(arrays[0]) if arrays else np
-    if xp is np or any(cuda.get_array_module(a) is np for a in arrays):
-        return [_array_norm(a, p) for a in arrays]
-    norms = cuda.as_numpy(xp.stack([_device_norm(a, p, xp) for a in arrays]))
-    return [float(n) for n in norms]
+    norms = [_array_norm(a, p) for a in arrays]
+    on_host = [isinstance(n, (np.ndarray, np.generic)) for n in norms]
+    if all(on_host):
+        return [float(n) for n in norms]
+    on_device = [n for n, host in zip(norms, on_host) if not host]
+    fetched = iter(cuda.as_numpy(cuda.get_array_module(on_device[0]).stack(on_device)))
+    return [float(n) if host else float(next(fetched)) for n, host in zip(norms, on_host)]
 
 
 def _combine_norms(norms, p):

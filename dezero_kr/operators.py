@@ -15,7 +15,8 @@ import numbers
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.array_utils import array_sum, max_backward_shape, reshape_sum_backward, sum_to as _sum_to_array
+from dezero_kr.array_utils import (array_sum, max_backward_shape, may_hold_nan, reshape_sum_backward,
+                                   sum_to as _sum_to_array)
 from dezero_kr.core import Config, Function, Variable, _plain_array, array_types, as_array, as_variable
 
 
@@ -843,7 +844,7 @@ class Max(Function):
         shape = max_backward_shape(x, self.axis)
         mask = x == y.reshape(shape)
         xp = cuda.get_array_module(x)
-        if x.dtype.kind in 'fc' and xp.isnan(y).any():  # NaN is the extreme: it takes the gradient
+        if may_hold_nan(y):  # NaN is the extreme: it takes the gradient
             mask |= xp.isnan(x) & xp.isnan(y.reshape(shape))
         count = mask.sum(axis=self.axis, keepdims=True)
         weights = mask / xp.maximum(count, 1)  # count is 0 only for an empty reduction
