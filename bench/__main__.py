@@ -1,5 +1,6 @@
 """``python -m bench`` lists the benchmarks; ``python -m bench NAME [args]`` runs one."""
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -15,6 +16,8 @@ def main(argv):
     if name not in names:
         print(f'unknown benchmark {name!r}; choose from: {", ".join(names)}')
         return 2
+    if os.environ.get('BENCH_MALLOC') != 'default':
+        bench._timing.steady_heap()  # glibc's trim and mmap thresholds fixed: see its docstring
     module = importlib.import_module(f'bench.{name}')
     return module.main(rest) or 0
 

@@ -12,6 +12,29 @@ import gc  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 
+_TRIM_THRESHOLD, _MMAP_THRESHOLD = -1, -3  # mallopt(3) parameter numbers (glibc's malloc.h)
+
+
+def steady_heap():
+    """Fix glibc malloc's thresholds for this process, so no contender pays page faults by chance.
+
+    By default glibc returns the top of its heap to the system whenever more
+    than a moving threshold lies free there, and serves large arrays from fresh
+    ``mmap`` pages; whether a step's arrays come back as warm memory or as new
+    pages then depends on which objects happen to lie at the top of the heap.
+    ``bench gpt`` measured it: the same floor took 10.1 ms with one live plan
+    of ``static_graph`` in the process and 12.9–16.9 ms without.  Fixed
+    thresholds (trim above 1 GiB, mmap from 32 MiB) give every contender warm
+    memory.  Returns True if set (False for a C library without ``mallopt``).
+    ``python -m bench`` calls it before a run unless ``BENCH_MALLOC=default``.
+    """
+    try:
+        import ctypes
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_TRIM_THRESHOLD, 1 << 30)) and bool(mallopt(_MMAP_THRESHOLD, 32 << 20))
+
 
 def measure(fn, repeat=7):
     """Run ``fn()`` ``repeat`` times (after one warm-up); return the list of seconds.

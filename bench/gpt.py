@@ -13,6 +13,7 @@ order, so with the RNG state reset before each step both see the same masks
 and must compute the same loss.
 
     python -m bench gpt [--steps 10] [--repeat 10] [--batch-size 32]
+    python -m bench gpt --heap   # the same floor and eager steps under four malloc heap states
 
 Prints the loss of each lockstep step for both (and the largest difference),
 then the median time per step of each, measured alternately, and the ratio.
@@ -223,6 +224,29 @@ class StaticRun(TensorRun):
         return float(self.static(x, y).data)
 
 
+class AloneRun(TensorRun):
+    """The step's NumPy work and nothing else: each node of one recorded step calls its own
+    ``forward`` and ``backward`` on that step's arrays (no ``Function.__call__``, no layers, no
+    backprop loop), then the optimizer updates.  What a replay of the same NumPy calls could
+    not go below (``x``, ``y`` are ignored: the recorded arrays are used)."""
+
+    def __init__(self, script, settings, x, y):
+        from bench.microgpt import recorded_nodes
+        super().__init__(script, settings)
+        loss = self.model.loss(x, y)
+        self.model.cleargrads()
+        loss.backward()
+        self.nodes = recorded_nodes(loss)
+
+    def step(self, x, y):
+        import dezero_kr
+        with dezero_kr.no_grad():
+            for f, arrays, gy in self.nodes:
+                f.forward(*arrays)
+                f.backward(gy)
+        self.opt.update()
+
+
 def peak_bytes(fn):
     """Peak bytes in use (``tracemalloc``) during the second of two calls of ``fn``, counting
     what the first left alive (a static step keeps its arrays as buffers between calls)."""
@@ -270,8 +294,9 @@ def compare(steps=10, repeat=10, batch_size=32, log=print):
     x, y = batches[0]
     extra['peak_eager'] = peak_bytes(lambda: tensor.step(x, y))
     extra['peak_static'] = peak_bytes(lambda: static.step(x, y))
-    times = {'dezero_kr': [], 'numpy': [], 'static': []}
-    runs = {'dezero_kr': tensor, 'numpy': floor, 'static': static}
+    runs = {'dezero_kr': tensor, 'numpy': floor, 'static': static,
+            'alone': AloneRun(script, settings, *batches[0])}
+    times = {name: [] for name in runs}
     for _ in range(repeat):
         for name, run in runs.items():
             gc.collect()
@@ -282,12 +307,84 @@ def compare(steps=10, repeat=10, batch_size=32, log=print):
     return rows, times, tensor.model, extra
 
 
+HEAP_STATES = {
+    'default': "glibc's default malloc, nothing else alive",
+    'default+plan': "glibc's default malloc, one replayed static_graph plan alive",
+    'steady': 'steady_heap() (what `python -m bench` sets), nothing else alive',
+    'env': 'the same thresholds from the environment (MALLOC_*_THRESHOLD_)',
+}
+# glibc reads these at start-up (mallopt(3)): what a user can export to get steady_heap()
+HEAP_ENV = {'MALLOC_TRIM_THRESHOLD_': str(1 << 30), 'MALLOC_MMAP_THRESHOLD_': str(32 << 20)}
+
+
+def heap_worker(state, repeat=8, batch_size=32):
+    """In this (fresh) process: set up heap ``state``, then time the floor and eager steps
+    alternately; prints one line ``HEAP <state> <floor ms> <eager ms>`` (medians)."""
+    from bench import _timing
+    if state == 'steady':
+        _timing.steady_heap()
+    script = load_train_script()
+    _, settings = script.parse_args(['--batch-size', str(batch_size)])
+    tensor = TensorRun(script, settings)
+    floor = NumpyRun(tensor.model, settings)
+    data = script.NameData(True, settings['block_size'])
+    rng = np.random.default_rng(0)
+    batches = [data.batch(rng, batch_size) for _ in range(10)]
+    if state == 'default+plan':
+        plan = StaticRun(script, settings)
+        plan.step(*batches[0])
+        plan.step(*batches[0])  # traced, then replayed once; kept alive below
+    import resource
+    times = {'numpy': [], 'dezero_kr': []}
+    faults = {'numpy': 0, 'dezero_kr': 0}  # minor page faults (first touches of new pages)
+    for _ in range(repeat):
+        for name, run in (('numpy', floor), ('dezero_kr', tensor)):
+            gc.collect()
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            t0 = time.perf_counter()
+            for x, y in batches:
+                run.step(x, y)
+            times[name].append((time.perf_counter() - t0) / len(batches))
+            faults[name] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0
+    steps = repeat * len(batches)
+    print(f'HEAP {state} {statistics.median(times["numpy"]) * 1e3:.2f} '
+          f'{statistics.median(times["dezero_kr"]) * 1e3:.2f} {faults["numpy"] / steps:.0f} '
+          f'{faults["dezero_kr"] / steps:.0f}')
+
+
+def heap_states(rounds=2, repeat=8):
+    """The floor and eager steps in fresh processes, one per heap state, ``rounds`` times in turn."""
+    import subprocess
+    env = dict(os.environ, BENCH_MALLOC='default')  # the worker sets its own state
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    print(f'floor and eager step (ms, median of {repeat} x 10 steps) in a fresh process per heap state:')
+    for _ in range(rounds):
+        for state, what in HEAP_STATES.items():
+            out = subprocess.run([sys.executable, '-m', 'bench', 'gpt', '--heap-worker', state,
+                                  '--heap-repeat', str(repeat)], cwd=root,
+                                 env=dict(env, **HEAP_ENV) if state == 'env' else env,
+                                 capture_output=True, text=True, check=True).stdout
+            _, _, fl, dz, ffl, fdz = next(line for line in out.splitlines() if line.startswith('HEAP ')).split()
+            print(f'  {what:63s} floor {fl:>6s}  dezero_kr {dz:>6s}  '
+                  f'dezero_kr / floor = {float(dz) / float(fl):.2f}x; page faults per step: '
+                  f'floor {ffl}, dezero_kr {fdz}')
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m bench gpt', description=__doc__.splitlines()[0])
     parser.add_argument('--steps', type=int, default=10, help='lockstep steps (and steps per timed run)')
     parser.add_argument('--repeat', type=int, default=10, help='timed runs of each, alternating')
     parser.add_argument('--batch-size', type=int, default=32)
+    parser.add_argument('--heap', action='store_true',
+                        help='instead: the floor and eager steps in fresh processes under four heap states')
+    parser.add_argument('--heap-rounds', type=int, default=2, help='with --heap: rounds of the states')
+    parser.add_argument('--heap-repeat', type=int, default=8, help='with --heap: timed runs per state')
+    parser.add_argument('--heap-worker', choices=sorted(HEAP_STATES), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.heap_worker:
+        return heap_worker(args.heap_worker, args.heap_repeat, args.batch_size)
+    if args.heap:
+        return heap_states(args.heap_rounds, args.heap_repeat)
     rows, times, model, extra = compare(args.steps, args.repeat, args.batch_size)
     diff = max(abs(a - b) / abs(b) for a, b in rows)
     print(f'train.py default config: {model.num_params():,} parameters, batch {args.batch_size}, float32, '
@@ -305,6 +402,9 @@ def main(argv=None):
     print(f'  static / NumPy floor = {statistics.median(ratios):.2f}x (range {min(ratios):.2f}-'
           f'{max(ratios):.2f}); static / dezero_kr = '
           f'{statistics.median(a / b for a, b in zip(times["static"], times["dezero_kr"])):.2f}x')
+    print(f'  the NumPy work alone (each node\'s forward and backward on one step\'s arrays, then the '
+          f'update: no dispatch) {med["alone"] * 1e3:.2f} ms = '
+          f'{statistics.median(a / b for a, b in zip(times["alone"], times["numpy"])):.2f}x the floor')
     print(f'  first call (trace) / dezero_kr step = {extra["trace"]:.1f}x; peak memory of a step '
           f'(tracemalloc): dezero_kr {extra["peak_eager"] / 2**20:.2f} MiB, static replay '
           f'{extra["peak_static"] / 2**20:.2f} MiB')

@@ -714,6 +714,10 @@ def compare(steps=10, repeat=20, seed=0, log=print):
                          t_trace=trace))
         log(f'step {step + 1:3d} {rows[-1]["name"]:>12s} ({n:2d} positions, {scalar.nodes:6d} scalar nodes): '
             f'loss scalar {ls:.15f}  dezero_kr {lt:.15f}  numpy {ln:.15f}')
+    code = static.step.code  # the last plan's generated source: compiling it alone, timed
+    t0 = time.perf_counter()
+    compile(code, '<static_graph source, compiled again>', 'exec')
+    rows[0]['t_compile'] = (time.perf_counter() - t0, len(code.splitlines()))
     return rows, grad_diff, tensor.model
 
 
@@ -816,6 +820,10 @@ def main(argv=None):
     print(f'  static / NumPy floor = {static:.2f}x per step ({static_fb:.2f}x forward + backward); '
           f'static / dezero_kr = {statistics.median(r["t_static"] / r["t_tensor"] for r in rows):.2f}x; '
           f'first call (trace) / dezero_kr forward + backward = {_trace_ratios(rows)}')
+    seconds, lines = rows[0]['t_compile']
+    print(f'  compiling the generated source ({lines} lines) alone: {seconds * 1e3:.2f} ms = '
+          f'{seconds / statistics.median(r["t_tensor_fb"] for r in rows):.1f}x an eager forward + backward '
+          f'(the first trace of a run pays it; later lengths share the source)')
     count, alone = rules_alone(model, _names(args.steps, args.seed)[1], args.repeat)
     print(f'  the {count} nodes\' own forward + backward alone (no dispatch): '
           f'{statistics.median(alone) * 1e3:.2f} ms = '
