@@ -75,6 +75,7 @@ import inspect
 import itertools
 import math
 import os
+import random
 import re
 import sys
 import threading
@@ -137,26 +138,145 @@ def _user_line(depth=2):
     return '<unknown>'
 
 
+def _user_frame(depth):
+    """The frame ``depth`` levels above the caller if it is user code (not dezero_kr's or
+    NumPy's) and this thread is tracing; else None."""
+    if getattr(_tracing, 'recorder', None) is None:
+        return None
+    frame = sys._getframe(depth + 1)
+    return None if _internal(frame.f_code.co_filename) else frame
+
+
+def _flag(frame, what, why='Python control flow or a number that depends on the data: a replay '
+                            'would keep the traced value'):
+    _tracing.recorder.fail(f'{what} of a value computed by the step at {frame.f_code.co_filename}:'
+                           f'{frame.f_lineno} ({why})')
+
+
 def _value_read(arr, what):
     """A ``_Traced`` array's value reaches Python: flag it if user code (not dezero_kr) did it."""
-    rec = getattr(_tracing, 'recorder', None)
-    if rec is None:
-        return
-    frame = sys._getframe(2)
-    if _internal(frame.f_code.co_filename):
-        return  # the engine's own checks (label ranges, rules' special cases) run again at replay
-    rec.fail(f'{what} of a value computed by the step at {frame.f_code.co_filename}:'
-             f'{frame.f_lineno} (Python control flow or a number that depends on the data: '
-             f'a replay would keep the traced value)')
+    frame = _user_frame(2)
+    if frame is not None:  # (the engine's own checks, label ranges and rules' special cases, run
+        _flag(frame, what)  # again at replay)
+
+
+_SHAPE_FROM_VALUES = 'its shape depends on the data: a replay would keep the traced shape'
+
+
+def _value_shaped(func, args, kwargs):
+    """What makes ``func(*args, **kwargs)``'s result shape depend on a traced array's values
+    (``np.unique``, ``np.nonzero``, ...), or None."""
+    name = getattr(func, '__name__', '')
+    if name in ('unique', 'unique_all', 'unique_counts', 'unique_inverse', 'unique_values', 'nonzero',
+                'flatnonzero', 'argwhere', 'extract', 'compress', 'bincount', 'trim_zeros', 'setdiff1d',
+                'intersect1d', 'union1d', 'setxor1d'):
+        return f'np.{name}()'
+    if name == 'where' and len(args) + len(kwargs) == 1:
+        return 'np.where(condition)'
+    if name in ('delete', 'insert', 'repeat') and any(isinstance(a, _Traced) for a in args[1:2]):
+        return f'np.{name}() at positions from the data'
+    if name.startswith('histogram') and isinstance(kwargs.get('bins', args[1] if len(args) > 1 else 0), str):
+        return f'np.{name}() with bins chosen from the data'
+    return None
+
+
+# Functions of the arguments' shapes and dtypes only: their Python results are not value reads.
+_SHAPE_ONLY = frozenset(getattr(np, n) for n in (
+    'shape', 'ndim', 'size', 'isscalar', 'iscomplexobj', 'isrealobj', 'result_type', 'can_cast',
+    'may_share_memory', 'shares_memory', 'isfortran') if hasattr(np, n))
+
+
+def _traced_result(out):
+    """What user code gets from NumPy while tracing: arrays and NumPy scalars as ``_Traced``
+    (NumPy drops the subclass in ``np.nonzero``, ``t[0]``, ``argmax``, ``np.dot`` of vectors...),
+    so a value computed from the step's data stays recognisable."""
+    if isinstance(out, np.ndarray):
+        return out if isinstance(out, _Traced) else out.view(_Traced)
+    if isinstance(out, np.generic):
+        out = np.asarray(out).view(_Traced)
+        out._scalar = True  # returned from the step as the NumPy scalar it was
+        return out
+    if isinstance(out, tuple):
+        return type(out)(_traced_result(o) for o in out) if type(out) is tuple else type(out)(
+            *(_traced_result(o) for o in out))  # a named tuple (np.unique_all)
+    if isinstance(out, list):
+        return [_traced_result(o) for o in out]
+    return out
 
 
 class _Traced(np.ndarray):
     """An ndarray that reports when user code turns its values into Python values.
 
-    Used only while tracing; NumPy keeps the subclass through every operation,
-    so an array computed from the step's data (by an operation or by host
-    code) is recognisable.  Arithmetic is ndarray's: the same numbers.
+    Used only while tracing; NumPy keeps the subclass through ufuncs and most
+    functions, and what user code gets back from the others (a NumPy scalar, an
+    index array) is made ``_Traced`` too, so an array computed from the step's
+    data (by an operation or by host code) is recognisable.  Results whose
+    shape depends on the data (``np.unique``, boolean-mask indexing) are
+    reported where they are made.  Arithmetic is ndarray's: the same numbers.
     """
+
+    def __array_function__(self, func, types, args, kwargs):
+        out = super().__array_function__(func, types, args, kwargs)
+        frame = _user_frame(1)
+        if frame is None:
+            return out
+        what = _value_shaped(func, args, kwargs)
+        if what is not None:
+            _flag(frame, what, _SHAPE_FROM_VALUES)
+        elif isinstance(out, (bool, int, float, complex)) and func not in _SHAPE_ONLY:
+            _flag(frame, f'np.{getattr(func, "__name__", "function")}()')  # np.array_equal, ...
+        return _traced_result(out)
+
+    def __getitem__(self, key):
+        out = np.ndarray.__getitem__(self, key)
+        frame = _user_frame(1)
+        if frame is None:
+            return out
+        if any(isinstance(k, np.ndarray) and k.dtype == bool and k.ndim
+               for k in (key if isinstance(key, tuple) else (key,))):
+            _flag(frame, 'boolean-mask indexing', _SHAPE_FROM_VALUES)
+        return _traced_result(out)  # an element: a 0-d _Traced, not a NumPy scalar
+
+    def __iter__(self):
+        if self.ndim == 1 and _user_frame(1) is not None:
+            return (self[i, ...] for i in range(self.shape[0]))  # elements as 0-d _Traced
+        return np.ndarray.__iter__(self)
+
+    def __hash__(self):  # a 0-d value as a dict key or in a set: a value read
+        _value_read(self, 'hash()')
+        if self.ndim:
+            raise TypeError(f"unhashable type: 'numpy.ndarray' (shape {self.shape})")
+        return hash(np.ndarray.item(self))
+
+    def _from_method(self, name, out, *args):
+        frame = _user_frame(2)
+        if frame is None:
+            return out
+        if name == 'nonzero' or (name in ('compress', 'repeat') and any(isinstance(a, _Traced) for a in args)):
+            _flag(frame, f'.{name}()', _SHAPE_FROM_VALUES)
+        return _traced_result(out)
+
+    def argmax(self, *args, **kwargs):
+        return self._from_method('argmax', np.ndarray.argmax(self, *args, **kwargs))
+
+    def argmin(self, *args, **kwargs):
+        return self._from_method('argmin', np.ndarray.argmin(self, *args, **kwargs))
+
+    def nonzero(self):
+        return self._from_method('nonzero', np.ndarray.nonzero(self))
+
+    def dot(self, *args, **kwargs):
+        return self._from_method('dot', np.ndarray.dot(self, *args, **kwargs))
+
+    def searchsorted(self, *args, **kwargs):
+        return self._from_method('searchsorted', np.ndarray.searchsorted(self, *args, **kwargs))
+
+    def compress(self, condition, *args, **kwargs):
+        return self._from_method('compress', np.ndarray.compress(self, condition, *args, **kwargs),
+                                 condition, self)
+
+    def repeat(self, repeats, *args, **kwargs):
+        return self._from_method('repeat', np.ndarray.repeat(self, repeats, *args, **kwargs), repeats)
 
     def __bool__(self):
         _value_read(self, 'bool()')
@@ -264,6 +384,7 @@ class _Recorder:
         self.pass_ = None
         self.rng = _rng_state()
         self.rng_fingerprint = _rng_fingerprint()
+        self.py_random = random.getstate()  # Python's own generator: no operation draws from it
 
     def fail(self, reason):
         if self.reason is None:
@@ -801,6 +922,9 @@ class _Tracer:
         if _rng_fingerprint() != rec.rng_fingerprint and not rec.lazy_init():
             rec.fail('random numbers were drawn outside an operation after the last one '
                      '(a replay would not draw them)')
+        if random.getstate() != rec.py_random:
+            rec.fail("random numbers were drawn from Python's random module inside the step "
+                     "(a replay would not draw them)")
         try:
             return _Plan(self, result, self.keep_buffers)
         except _Unreplayable as e:
@@ -813,7 +937,7 @@ def _untaint_result(value):
             value.data = _plain(value.data)
         return value
     if isinstance(value, _Traced):
-        return _plain(value)
+        return _plain(value)[()] if getattr(value, '_scalar', False) else _plain(value)
     if isinstance(value, (tuple, list)):
         return type(value)(_untaint_result(v) for v in value)
     if isinstance(value, dict):

@@ -393,6 +393,91 @@ def test_arrays_made_outside_operations_are_not_frozen(how):
     _same_as_eager_with_a_warning(body, 'outside an operation')
 
 
+@pytest.mark.parametrize('how', ['len-mask', 'unique', 'nonzero', 'flatnonzero-shape', 'bincount', 'element',
+                                 'argmax', 'count-nonzero', 'array-equal', 'iterate', 'dot', 'set'])
+def test_values_that_reach_python_through_numpy_are_caught(how):
+    """Host NumPy hands the step's values to Python without ``float()`` or ``bool()`` on the
+    array itself: a length or shape that depends on the data (``len(t[t > 0])``, ``np.unique``),
+    an element (``t[0]``, NumPy drops the subclass), a result NumPy returns as a plain number or
+    array (``argmax``, ``np.count_nonzero``, ``np.nonzero``, ``np.dot`` of vectors,
+    ``np.array_equal``), iteration, hashing.  Each changes between the batches, so a tracer that
+    missed it would replay the first batch's value."""
+    def body(model, opt, x, t):
+        loss = F.softmax_cross_entropy(model(x), t)
+        if how == 'len-mask':
+            scale = 1.0 / len(t[t > 0])
+        elif how == 'unique':
+            scale = float(len(np.unique(t)))
+        elif how == 'nonzero':
+            loss = loss + F.sum(model(x)[np.nonzero(t)[0]]) * 0.01
+            scale = 1.0
+        elif how == 'flatnonzero-shape':
+            scale = 1.0 / np.flatnonzero(t).shape[0]
+        elif how == 'bincount':
+            scale = float(np.bincount(t).shape[0])
+        elif how == 'element':
+            scale = 1.0 + t[0]
+        elif how == 'argmax':
+            scale = 2.0 if t.argmax() < 3 else 1.0
+        elif how == 'count-nonzero':
+            scale = 2.0 if np.count_nonzero(t == 2) > 2 else 1.0
+        elif how == 'array-equal':
+            scale = 2.0 if np.array_equal(np.sort(t)[:2], [0, 0]) else 1.0  # a Python bool
+        elif how == 'iterate':
+            scale = 1.0 + sum(1 for v in t if v == 1)
+        elif how == 'dot':
+            scale = np.dot(x[:, 0], x[:, 0])
+        else:
+            scale = float(len({int(v) for v in t}))
+        loss = loss * scale
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+    static = _same_as_eager_with_a_warning(body, 'of a value computed by the step|outside an operation')
+    assert static['step'].stats['replays'] == 0
+
+
+def test_draws_from_pythons_random_module_run_eagerly():
+    """``random.random()`` in the step (a coin flip for augmentation) changes between calls; no
+    operation draws from Python's generator, so a draw inside the step means host code did."""
+    import random
+
+    def body(model, opt, x, t):
+        scale = 2.0 if random.random() < 0.5 else 1.0
+        loss = F.softmax_cross_entropy(model(x), t) * scale
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+    random.seed(3)
+    batches = _batches(5)
+    eager = _train(_mlp, body, batches, False)
+    random.seed(3)
+    with pytest.warns(StaticGraphWarning, match="Python's random module"):
+        static = _train(_mlp, body, batches, True)
+    _assert_same(eager, static)
+    assert len(set(eager['losses'])) == 5
+
+
+def test_an_element_returned_by_a_traced_step_is_a_numpy_scalar_as_in_eager():
+    """``t[0]`` is a 0-d traced array inside the trace (so it stays recognisable); the caller
+    of the traced call gets the NumPy scalar an eager step returns."""
+    model, opt = _mlp()
+
+    def step(x, t):
+        loss = F.softmax_cross_entropy(model(x), t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss, t[0], np.argmax(t)
+    x, t = _batches(1)[0]
+    with pytest.warns(StaticGraphWarning, match='returns an array computed from its values'):
+        _, first, where = static_graph(step)(x, t)  # (host values returned: eager from then on)
+    assert type(first) is type(t[0]) and first == t[0]
+    assert type(where) is type(np.argmax(t)) and where == np.argmax(t)
+
+
 def test_arrays_captured_by_the_step_are_read_fresh():
     model, opt = _mlp()
     offset = Variable(np.zeros((1, 5), np.float32))
