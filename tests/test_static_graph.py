@@ -478,6 +478,154 @@ def test_an_element_returned_by_a_traced_step_is_a_numpy_scalar_as_in_eager():
     assert type(where) is type(np.argmax(t)) and where == np.argmax(t)
 
 
+SETTINGS = {'beta': 1.0}  # a module-level dict the step reads (a KL weight annealed outside it)
+WEIGHT = 1.0                # a module-level number the step reads
+
+
+class _Config:
+    beta = 1.0
+
+
+@pytest.mark.parametrize('where', ['dict', 'global', 'closure', 'object', 'layer', 'flag'])
+def test_python_values_outside_the_arguments_are_guarded(where):
+    """A Python number or flag read from outside the arguments is a constant of the plan: the
+    guard compares it at each call and retraces when it changed (never a frozen value).  The
+    value changes every second call, so a tracer without the guard replays a stale one."""
+    global WEIGHT
+    cfg = _Config()
+    box = {'beta': 1.0}
+    beta = 1.0
+
+    def set_value(v):  # only the value under test changes (the others stay as first set)
+        nonlocal beta
+        first = 'model' not in box or not hasattr(box['model'], 'coef')
+        if where == 'dict' or first:
+            SETTINGS['beta'] = v
+        if where == 'global' or first:
+            globals()['WEIGHT'] = v
+        if where == 'closure' or first:
+            beta = v
+        if where == 'object' or first:
+            cfg.beta = v
+        if where == 'layer' or first:
+            box['model'].coef = v
+        if where == 'flag' or first:
+            box['model'].use_scale = v > 1.5
+
+    def body(model, opt, x, t):
+        y = model(x)
+        scale = {'dict': lambda: SETTINGS['beta'], 'global': lambda: WEIGHT, 'closure': lambda: beta,
+                 'object': lambda: cfg.beta, 'layer': lambda: model.coef,
+                 'flag': lambda: 2.0 if model.use_scale else 1.0}[where]()
+        loss = F.softmax_cross_entropy(y * scale, t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+
+    def run(static):
+        np.random.seed(0)
+        model, opt = MLP((16, 3)), None
+        opt = O.SGD(0.1).setup(model)
+        box['model'] = model
+        set_value(1.0)
+
+        def step(x, t):
+            return body(model, opt, x, t)
+        if static:
+            step = static_graph(step)
+        losses = []
+        for i, (x, t) in enumerate(_batches(8)):
+            set_value(1.0 + i // 2)
+            losses.append(float(step(x, t).data))
+        return losses, step
+    try:
+        eager, _ = run(False)
+        static, step = run(True)
+    finally:
+        WEIGHT = 1.0
+        SETTINGS['beta'] = 1.0
+    assert static == eager
+    assert step.stats['traces'] >= 2 and step.stats['replays'] >= 2, step.stats
+
+
+class _ScaledLinear(L.Linear):
+    def forward(self, x):
+        return super().forward(x) * WEIGHT  # a module global read by a user layer's forward
+
+
+def test_a_global_read_by_a_user_layers_forward_is_guarded():
+    global WEIGHT
+
+    def run(static):
+        np.random.seed(0)
+        layer = _ScaledLinear(3, in_size=5)
+        opt = O.SGD(0.1).setup(layer)
+
+        def step(x, t):
+            loss = F.softmax_cross_entropy(layer(x), t)
+            layer.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        step = static_graph(step) if static else step
+        out = []
+        for i, (x, t) in enumerate(_batches(6)):
+            globals()['WEIGHT'] = 1.0 + i // 2
+            out.append(float(step(x, t).data))
+        return out, step
+    try:
+        eager, _ = run(False)
+        static, step = run(True)
+    finally:
+        WEIGHT = 1.0
+    assert static == eager
+    assert step.stats['traces'] == 3 and step.stats['replays'] == 3, step.stats
+
+
+def test_a_value_that_changes_at_every_call_runs_eagerly_after_max_cache_traces():
+    model, opt = _mlp()
+    state = {'beta': 0.0}
+
+    @static_graph(max_cache=3)
+    def step(x, t):
+        loss = F.softmax_cross_entropy(model(x), t) * state['beta']
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+    with pytest.warns(StaticGraphWarning, match=r"traced again 4 times for one signature; "
+                                                r"state\['beta'\] \(3\.0 when traced\) changed"):
+        for i, (x, t) in enumerate(_batches(7)):
+            state['beta'] = float(i)
+            step(x, t)
+    assert step.stats == {'traces': 4, 'replays': 0, 'eager': 3, 'evictions': 1}
+
+
+def test_a_step_that_changes_a_python_value_runs_eagerly():
+    """A counter kept on a layer and incremented by the step: a replay would not increment it."""
+    class Counting(L.Linear):
+        def forward(self, x):
+            self.calls += 1
+            return super().forward(x)
+    np.random.seed(0)
+    layer = Counting(3, in_size=5)
+    layer.calls = 0
+    opt = O.SGD(0.1).setup(layer)
+
+    @static_graph
+    def step(x, t):
+        loss = F.softmax_cross_entropy(layer(x), t)
+        layer.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+    with pytest.warns(StaticGraphWarning, match=r'the step changes Counting\.calls \(0 -> 1\)'):
+        for x, t in _batches(4):
+            step(x, t)
+    assert layer.calls == 4
+
+
 def test_arrays_captured_by_the_step_are_read_fresh():
     model, opt = _mlp()
     offset = Variable(np.zeros((1, 5), np.float32))
