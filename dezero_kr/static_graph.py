@@ -39,7 +39,8 @@ closure cells and the globals its code names (and the code of the user's
 functions found there), one level inside objects and dicts found there, and
 the layers' attributes (a loss weight annealed between calls retraces; one
 that changes at every call runs the step eagerly after ``max_cache`` traces,
-with a warning naming it).  Plans are cached per signature, at most
+with a warning naming it); a constant array found in those places
+(``layer.scale``) by identity.  Plans are cached per signature, at most
 ``max_cache`` of them (least recently used dropped); ``.stats`` counts
 traces, replays, eager calls and evictions.
 
@@ -741,6 +742,9 @@ def _changed_value(plan):
     for holder, key, kind, value, what in getattr(plan, 'value_guards', ()):
         if not _same_value(_read_value(holder, key, kind), value):
             return f'{what} ({value!r} when traced)'
+    for holder, key, kind, a, what in getattr(plan, 'array_checks', ()):
+        if (_read_value(holder, key, 'cell') if kind == 'cell' else holder.get(key)) is not a:
+            return f'{what} (another array than when traced)'
     return None
 
 
@@ -1235,6 +1239,12 @@ class _Plan:
             emit[event[0]](*event[1:])
         self._emit_state(tracer.state_before, _state_slots(tracer.layers))
         self._emit_result(result)
+        # A constant array found where the step reads values (``layer.mask``, ``cfg['w']``) is
+        # bound by identity: an array put there in its place between calls retraces.
+        frozen = {id(a) for _, a in self.frozen}
+        self.array_checks = [(h if k == 'item' else h.__dict__ if k == 'attr' else h, key, k, v, what)
+                             for h, key, k, what in tracer.value_sources
+                             for v in (_read_value(h, key, k),) if id(v) in frozen]
         self.source = self._source()
         paths = [path for _, path in self.arg_paths]
         self.positional = len(paths) if paths == [('args', i) for i in range(len(paths))] else None
@@ -1704,6 +1714,9 @@ class _Plan:
         for cell, value in self.cell_checks:
             v = _read_value(cell, None, 'cell')
             if v is not value and not _same_value(v, value):
+                return False
+        for holder, key, kind, a, _ in self.array_checks:
+            if (_read_value(holder, key, 'cell') if kind == 'cell' else holder.get(key)) is not a:
                 return False
         return True
 

@@ -583,6 +583,46 @@ def test_a_global_read_by_a_user_layers_forward_is_guarded():
     assert step.stats['traces'] == 3 and step.stats['replays'] == 3, step.stats
 
 
+class _MaskedLinear(L.Linear):
+    def forward(self, x):
+        return super().forward(x) * self.scale  # an array kept on the layer, replaced between calls
+
+
+@pytest.mark.parametrize('where', ['layer', 'dict'])
+def test_constant_arrays_replaced_between_calls_are_guarded(where):
+    """An array the step uses as a constant, held by a layer or a dict it reads, replaced by
+    another array between calls (not changed in place): the plan bound the first one."""
+    def run(static):
+        np.random.seed(0)
+        layer = _MaskedLinear(3, in_size=5)
+        layer.scale = np.ones(3, np.float32)
+        extra = {'w': np.ones(3, np.float32)}
+        opt = O.SGD(0.1).setup(layer)
+
+        def step(x, t):
+            y = layer(x) * extra['w'] if where == 'dict' else layer(x)
+            loss = F.softmax_cross_entropy(y, t)
+            layer.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        step = static_graph(step) if static else step
+        out = []
+        for i, (x, t) in enumerate(_batches(9)):
+            if i % 3 == 0:  # a new array every third call (a new object: identity is guarded)
+                new = np.full(3, 1.0 + i // 3, np.float32)
+                if where == 'dict':
+                    extra['w'] = new
+                else:
+                    layer.scale = new
+            out.append(float(step(x, t).data))
+        return out, step
+    eager, _ = run(False)
+    static, step = run(True)
+    assert static == eager
+    assert step.stats['replays'] == 3, step.stats  # one per array, after its trace and confirmation
+
+
 def test_a_value_that_changes_at_every_call_runs_eagerly_after_max_cache_traces():
     model, opt = _mlp()
     state = {'beta': 0.0}
