@@ -478,6 +478,19 @@ def test_an_element_returned_by_a_traced_step_is_a_numpy_scalar_as_in_eager():
     assert type(where) is type(np.argmax(t)) and where == np.argmax(t)
 
 
+def _eager_then_static(run):
+    """``run(static)`` -> (losses, step), eagerly then static: the same losses; the static step.
+    The module-level values the runs change are set back afterwards."""
+    try:
+        eager, _ = run(False)
+        static, step = run(True)
+    finally:
+        globals()['WEIGHT'] = 1.0
+        SETTINGS['beta'] = 1.0
+    assert static == eager
+    return step
+
+
 SETTINGS = {'beta': 1.0}  # a module-level dict the step reads (a KL weight annealed outside it)
 WEIGHT = 1.0                # a module-level number the step reads
 
@@ -491,7 +504,6 @@ def test_python_values_outside_the_arguments_are_guarded(where):
     """A Python number or flag read from outside the arguments is a constant of the plan: the
     guard compares it at each call and retraces when it changed (never a frozen value).  The
     value changes every second call, so a tracer without the guard replays a stale one."""
-    global WEIGHT
     cfg = _Config()
     box = {'beta': 1.0}
     beta = 1.0
@@ -539,13 +551,7 @@ def test_python_values_outside_the_arguments_are_guarded(where):
             set_value(1.0 + i // 2)
             losses.append(float(step(x, t).data))
         return losses, step
-    try:
-        eager, _ = run(False)
-        static, step = run(True)
-    finally:
-        WEIGHT = 1.0
-        SETTINGS['beta'] = 1.0
-    assert static == eager
+    step = _eager_then_static(run)
     assert step.stats['traces'] >= 2 and step.stats['replays'] >= 2, step.stats
 
 
@@ -555,8 +561,6 @@ class _ScaledLinear(L.Linear):
 
 
 def test_a_global_read_by_a_user_layers_forward_is_guarded():
-    global WEIGHT
-
     def run(static):
         np.random.seed(0)
         layer = _ScaledLinear(3, in_size=5)
@@ -574,12 +578,7 @@ def test_a_global_read_by_a_user_layers_forward_is_guarded():
             globals()['WEIGHT'] = 1.0 + i // 2
             out.append(float(step(x, t).data))
         return out, step
-    try:
-        eager, _ = run(False)
-        static, step = run(True)
-    finally:
-        WEIGHT = 1.0
-    assert static == eager
+    step = _eager_then_static(run)
     assert step.stats['traces'] == 3 and step.stats['replays'] == 3, step.stats
 
 
@@ -617,9 +616,7 @@ def test_constant_arrays_replaced_between_calls_are_guarded(where):
                     layer.scale = new
             out.append(float(step(x, t).data))
         return out, step
-    eager, _ = run(False)
-    static, step = run(True)
-    assert static == eager
+    step = _eager_then_static(run)
     assert step.stats['replays'] == 3, step.stats  # one per array, after its trace and confirmation
 
 
