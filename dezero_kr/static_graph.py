@@ -63,11 +63,16 @@ raises ``StaticGraphError``):
   shape depends on the values (``len(t[t > 0])``, ``np.unique``,
   ``np.bincount``) is reported where it is made;
 * the step changing a plain Python value outside its arguments (a counter on
-  a layer): a replay would not;
+  a layer), a parameter outside operations and host operations (weight decay
+  by hand after ``opt.update()``), or an argument (``x *= 2``): a replay would
+  not.  Parameters and arguments are compared with copies taken at the start
+  of the trace and after each host operation;
 * an array computed from the step's values outside an operation (host NumPy
   code) that reaches an operation as a constant;
 * random numbers drawn outside an operation (the global NumPy RNG moved
-  between two operations, or Python's ``random`` module during the step).  Operations that draw (``dropout``) are replayed by
+  between two operations, or Python's ``random`` module during the step).  A
+  trace that created lazily initialised parameters (whose draws are not
+  replayed, and could hide others) is confirmed by tracing the next call.  Operations that draw (``dropout``) are replayed by
   calling their ``forward``, which draws fresh numbers: the same draws as
   eager under the same seed;
 * a Variable computed by the step and kept with its graph (not unchained), a
@@ -399,6 +404,7 @@ class _Recorder:
         self.rng = _rng_state()
         self.rng_fingerprint = _rng_fingerprint()
         self.py_random = random.getstate()  # Python's own generator: no operation draws from it
+        self.lazy_seen = False  # a parameter initialised during the trace (its draws hide others')
 
     def fail(self, reason):
         if self.reason is None:
@@ -428,6 +434,7 @@ class _Recorder:
         """True if a parameter got its first array since the last look (a layer's lazy init draws)."""
         done = {i for i in self.lazy if self.params[i].data is not None}
         self.lazy -= done
+        self.lazy_seen = self.lazy_seen or bool(done)
         return bool(done)
 
     def _check_rng(self, node):
@@ -851,7 +858,7 @@ class StaticGraph:
                         if plan.eager:
                             self.stats['eager'] += 1
                             return self.fn(*args, **kwargs)
-                        if plan.frozen and not plan.confirmed:
+                        if (plan.frozen or plan.lazy_initialized) and not plan.confirmed:
                             return self._confirm(key, i, plan, args, kwargs, keep)
                         self._last = plan
                         self.stats['replays'] += 1
@@ -1026,6 +1033,7 @@ class _Tracer:
 
     def before_host(self):
         """Host operations (the optimizer) see plain arrays: their state never keeps a _Traced."""
+        self.check_unchanged('before a host operation (the optimizer update)')
         self.untaint_grads()
         for v, data in self.originals.values():
             if isinstance(v, Parameter):
@@ -1035,6 +1043,35 @@ class _Tracer:
         for p in self.params.values():
             self.originals.pop(id(p), None)
             self.taint_var(p)
+        self.snapshot()
+
+    # Parameters change only inside host operations (the optimizer), and the arguments never:
+    # a change by the step's own code between them is one a replay would not make.
+    def snapshot(self):
+        self.param_copies = [(p, p.data.copy()) for p in self.params.values()
+                             if isinstance(p.data, np.ndarray)]
+
+    def check_unchanged(self, when):
+        paths = None
+        for p, copy_ in self.param_copies:
+            if not _same_array(p.data, copy_) and not self.changed_by_operation(p):
+                paths = paths or _param_paths(self.layers)
+                self.rec.fail(f'the step changes the parameter {paths.get(id(p), p.name or "")!r} '
+                              f'outside an operation {when} (p.data *= ..., p.data = ...): a replay '
+                              f'would not')
+        for path, t, value, copy_ in self.arg_copies:
+            if not _same_array(value.data if t is None else value, copy_):
+                name = _arg_names(self.fn, self.args, self.kwargs).get(path[:2], path[1])
+                self.rec.fail(f'the step writes into its argument {name!r} (x *= ..., x[...] = ...): '
+                              f'a replay would not')
+
+    def changed_by_operation(self, p):
+        """``p``'s array is held by a recorded operation (batch norm's running statistics,
+        updated in place by its forward): replayed with it."""
+        data = _plain(p.data)
+        return any(isinstance(a, np.ndarray) and np.shares_memory(a, data)
+                   for node in self.rec.nodes.values() for name in _slot_names(type(node.f))
+                   for a in _arrays_in(getattr(node.f, name, None)))
 
     def run(self):
         targs = tuple(self.taint_arg(a, ('args', i)) for i, a in enumerate(self.args))
@@ -1044,10 +1081,15 @@ class _Tracer:
         for v in self.state_before.values():
             if v is not None:
                 self.taint_var(v)
+        self.snapshot()
+        self.arg_copies = [(path, t, v, (v.data if t is None else v).copy())
+                           for path, t, v in self.arg_arrays
+                           if isinstance(v.data if t is None else v, np.ndarray)]
         _tracing.recorder = self.rec
         try:
             with _hooks.observing(self.rec):
                 result = self.fn(*targs, **tkwargs)
+            self.check_unchanged('after the last host operation')
             plan = self.plan(result)
         finally:
             _tracing.recorder = None
@@ -1071,6 +1113,10 @@ class _Tracer:
             return _Plan(self, result, self.keep_buffers)
         except _Unreplayable as e:
             return _Eager(str(e))
+
+
+def _same_array(a, b):
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in 'fc')
 
 
 def _untaint_result(value):
@@ -1212,6 +1258,9 @@ class _Plan:
         self.param_guards = []
         self.state_guards = []
         self.value_guards = _value_guards(tracer.value_sources, tracer.values_before)
+        # The RNG moves for a lazy initialisation are not replayed, and could hide a draw by the
+        # step's own code (np.random.seed in the step): the next call traces again to confirm.
+        self.lazy_initialized = rec.lazy_seen
         # what guard() reads: (a dict, key, value), the dict being an object's __dict__ or the
         # globals; closure cells apart.  ~50 ns an entry (31 entries for microgpt's step)
         self.dict_checks = [(h if k == 'item' else h.__dict__, key, v)
