@@ -38,8 +38,8 @@ created or re-shaped parameter); the state Variables of the step's layers
 closure cells and the globals its code names (and the code of the user's
 functions found there), one level inside objects and dicts found there, and
 the layers' attributes (a loss weight annealed between calls retraces; one
-that changes at every call runs the step eagerly after ``max_cache`` traces,
-with a warning naming it); a constant array found in those places
+that changes at every call, more than ``max_cache`` traces in a row with no
+replay between, runs the step eagerly with a warning naming it); a constant array found in those places
 (``layer.scale``) by identity.  Plans are cached per signature, at most
 ``max_cache`` of them (least recently used dropped); ``.stats`` counts
 traces, replays, eager calls and evictions.
@@ -72,9 +72,10 @@ raises ``StaticGraphError``):
 * random numbers drawn outside an operation (the global NumPy RNG moved
   between two operations, or Python's ``random`` module during the step).  A
   trace that created lazily initialised parameters (whose draws are not
-  replayed, and could hide others) is confirmed by tracing the next call.  Operations that draw (``dropout``) are replayed by
-  calling their ``forward``, which draws fresh numbers: the same draws as
-  eager under the same seed;
+  replayed, and could hide others) is confirmed by tracing the next call.
+  Operations that draw (``dropout``) are replayed by calling their
+  ``forward``, which draws fresh numbers: the same draws as eager under the
+  same seed;
 * a Variable computed by the step and kept with its graph (not unchained), a
   hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``.
 
@@ -271,7 +272,8 @@ class _Traced(np.ndarray):
         frame = _user_frame(2)
         if frame is None:
             return out
-        if name == 'nonzero' or (name in ('compress', 'repeat') and any(isinstance(a, _Traced) for a in args)):
+        if name == 'nonzero' or (name in ('compress', 'repeat')
+                                 and any(isinstance(a, _Traced) for a in args)):
             _flag(frame, f'.{name}()', _SHAPE_FROM_VALUES)
         return _traced_result(out)
 
@@ -815,7 +817,7 @@ class StaticGraph:
         self.__doc__ = getattr(fn, '__doc__', None)
         self.__wrapped__ = fn
         self._cache = collections.OrderedDict()  # key -> [_Plan or _Eager]
-        self._retraces = collections.Counter()  # key -> traces after the first (guards failed)
+        self._retraces = collections.Counter()  # key -> traces since its last replay (guards failed)
         self._lock = threading.RLock()
         self._last = None
         self.stats = {'traces': 0, 'replays': 0, 'eager': 0, 'evictions': 0}
@@ -862,6 +864,8 @@ class StaticGraph:
                             return self._confirm(key, i, plan, args, kwargs, keep)
                         self._last = plan
                         self.stats['replays'] += 1
+                        if self._retraces:
+                            self._retraces.pop(key, None)  # a value that changes now and then
                         return plan.run(args, kwargs)
             return self._trace(key, args, kwargs, keep)
 
@@ -898,12 +902,12 @@ class StaticGraph:
         plans = self._cache.get(key)
         if plans:  # traced before, but no plan's guards hold now
             self._retraces[key] += 1
-            if self._retraces[key] > self.max_cache:  # a value it reads changes at every call
+            if self._retraces[key] > self.max_cache:  # no replay between: changes at every call
                 changed = _changed_value(plans[0])
-                plan = _Eager(f'it was traced again {self._retraces[key]} times for one signature'
-                              + (f'; {changed} changed' if changed else '') + ' (pass a value that '
-                              'changes at every call as an array argument: arrays are data, numbers '
-                              'are constants of the plan)')
+                plan = _Eager(f'it was traced again {self._retraces[key]} times in a row for one '
+                              f'signature' + (f'; {changed} changed' if changed else '')
+                              + ' (pass a value that changes at every call as an array argument: '
+                              'arrays are data, numbers are constants of the plan)')
                 plans.insert(0, plan)
                 message = f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) ' \
                           f'for this signature: {plan.reason}'

@@ -672,12 +672,38 @@ def test_a_value_that_changes_at_every_call_runs_eagerly_after_max_cache_traces(
         loss.backward()
         opt.update()
         return loss
-    with pytest.warns(StaticGraphWarning, match=r"traced again 4 times for one signature; "
+    with pytest.warns(StaticGraphWarning, match=r"traced again 4 times in a row for one signature; "
                                                 r"state\['beta'\] \(3\.0 when traced\) changed"):
         for i, (x, t) in enumerate(_batches(7)):
             state['beta'] = float(i)
             step(x, t)
     assert step.stats == {'traces': 4, 'replays': 0, 'eager': 3, 'evictions': 1}
+
+
+def test_a_value_that_changes_now_and_then_keeps_being_replayed():
+    """A value changed once an epoch (more times than ``max_cache`` in all) retraces at each
+    change and is replayed in between: only changes with no replay between them count."""
+    state = {'beta': 0.0}
+
+    def run(static):
+        model, opt = _mlp()
+
+        def step(x, t):
+            loss = F.softmax_cross_entropy(model(x), t) * state['beta']
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        step = static_graph(step, max_cache=2) if static else step
+        out = []
+        for i, (x, t) in enumerate(_batches(18)):
+            state['beta'] = 1.0 + i // 3  # six "epochs" of three calls
+            out.append(float(step(x, t).data))
+        return out, step
+    eager, _ = run(False)
+    static, step = run(True)
+    assert static == eager
+    assert step.stats['eager'] == 0 and step.stats['replays'] >= 10, step.stats
 
 
 def test_a_step_that_changes_a_python_value_runs_eagerly():
