@@ -39,10 +39,13 @@ closure cells and the globals its code names (and the code of the user's
 functions found there), one level inside objects and dicts found there, and
 the layers' attributes (a loss weight annealed between calls retraces; one
 that changes at every call, more than ``max_cache`` traces in a row with no
-replay between, runs the step eagerly with a warning naming it); a constant array found in those places
-(``layer.scale``) by identity.  Plans are cached per signature, at most
-``max_cache`` of them (least recently used dropped); ``.stats`` counts
-traces, replays, eager calls and evictions.
+replay between, runs the step eagerly with a warning naming it); the objects
+found in those places by identity (an optimizer or model bound to the name
+again, a layer's new sublayer or parameter, a constant array ``layer.scale``
+replaced); one level inside an object or dict, only the attributes and keys
+the code names.  Plans are cached per signature, at most ``max_cache`` of
+them (least recently used dropped); ``.stats`` counts traces, replays, eager
+calls and evictions.
 
 Values are read fresh at every replay: parameters through the Parameter
 objects (``load_weights`` replaces ``.data``: the replay reads the new array),
@@ -91,6 +94,7 @@ using the model eagerly (the recording observes only its own thread).
 import collections
 import copy
 import ctypes
+import dis
 import inspect
 import itertools
 import math
@@ -667,33 +671,36 @@ def _skipped_holder(obj):
 
 
 def _value_sources(fn, layers):
-    """``[(holder, key, kind, description)]``: where the step can read plain Python values
-    (numbers, strings, flags) outside its arguments: closure cells and the globals named by its
-    code, by the user's functions found there (three calls deep) and by its user-defined layers'
-    ``forward``; ``self``, one level inside objects and dicts found there; the layers'
-    attributes.  ``kind``: 'item' (a dict entry), 'attr', 'cell'."""
-    found, tops = _names_of_functions(fn, layers)
+    """``[(holder, key, kind, description, objects)]``: where the step reads values outside its
+    arguments: closure cells and the globals loaded by its code, by the user's functions found
+    there (three calls deep) and by its user-defined layers' ``forward``; ``self``; the
+    attributes and dict entries one level inside what is found there that the code names; the
+    layers' attributes.  ``kind``: 'item' (a dict entry), 'attr', 'cell'.  ``objects``: 'all'
+    (an object there is guarded by identity: a model or optimizer bound to the name again) or
+    'structure' (only sublayers and parameters: a layer's other objects are its state)."""
+    found, tops, attrs, consts = _names_of_functions(fn, layers)
     owner = getattr(fn, '__self__', None)
     if owner is not None:
         tops.append((owner, 'self'))
-    for obj, name in tops:
+    for obj, name in tops:  # one level in: the entries and attributes that code names
         if isinstance(obj, dict):
-            found += [(obj, k, 'item', f'{name}[{k!r}]') for k in list(obj)[:256] if isinstance(k, str)]
+            found += [(obj, k, 'item', f'{name}[{k!r}]', 'all') for k in list(obj) if k in consts]
         elif not isinstance(obj, Layer) and not _skipped_holder(obj) and hasattr(obj, '__dict__'):
-            found += [(obj, k, 'attr', f'{name}.{k}') for k in list(vars(obj))[:256]]
+            found += [(obj, k, 'attr', f'{name}.{k}', 'all') for k in list(vars(obj)) if k in attrs]
     paths = _param_paths(layers)
     for layer in layers:
         own = [paths[id(v)] for v in vars(layer).values() if isinstance(v, Parameter) and id(v) in paths]
         name = own[0].rpartition('/')[0] if own and '/' in own[0] else type(layer).__name__
-        found += [(layer, k, 'attr', f'{name}.{k}') for k in list(vars(layer))
+        found += [(layer, k, 'attr', f'{name}.{k}', 'structure') for k in list(vars(layer))
                   if k not in ('inputs', 'outputs')]
     return found
 
 
 def _names_of_functions(fn, layers):
-    """The globals and closure cells named by ``fn``, by the user's functions found there
-    (three calls deep) and by the user's layers' ``forward``: (sources, [(value, name)])."""
-    found, tops, seen = [], [], set()
+    """The globals (as loaded by name) and closure cells of ``fn``, of the user's functions found
+    there (three calls deep) and of the user's layers' ``forward``: (sources, [(value, name)],
+    the attribute names and the string constants their code uses)."""
+    found, tops, attrs, consts, seen = [], [], set(), set(), set()
     funcs = [(getattr(fn, '__func__', fn), 0)] + [(type(layer).forward, 1) for layer in layers]
     while funcs:
         func, depth = funcs.pop()
@@ -701,17 +708,42 @@ def _names_of_functions(fn, layers):
         if code is None or id(func) in seen or (depth and _internal(code.co_filename)):
             continue
         seen.add(id(func))
+        names, more_attrs, more_consts = _code_facts(code)
+        attrs |= more_attrs
+        consts |= more_consts
         glb = getattr(func, '__globals__', {})
-        here = [(glb[n], n) for n in sorted(_code_names(code)) if n in glb]
-        found += [(glb, n, 'item', f'the global {n!r}') for _, n in here]
+        here = [(glb[n], n) for n in sorted(names) if n in glb]
+        found += [(glb, n, 'item', f'the global {n!r}', 'all') for _, n in here]
         for name, cell in zip(code.co_freevars, getattr(func, '__closure__', None) or ()):
-            found.append((cell, name, 'cell', f'the closure variable {name!r}'))
+            found.append((cell, name, 'cell', f'the closure variable {name!r}', 'all'))
             value = _read_value(cell, name, 'cell')
             if value is not _MISSING:
                 here.append((value, name))
         tops += here
         funcs += [(obj, depth + 1) for obj, _ in here if inspect.isfunction(obj) and depth < 3]
-    return found, tops
+    return found, tops, attrs, consts
+
+
+_facts = {}  # code object -> _code_facts (read once: dis is ~100 us a function)
+
+
+def _code_facts(code):
+    """(global names it loads, attribute names, string constants) of ``code`` and the code of
+    the functions defined in it."""
+    facts = _facts.get(code)
+    if facts is None:
+        names, attrs, consts, stack = set(), set(), set(), [code]
+        while stack:
+            c = stack.pop()
+            for ins in dis.get_instructions(c):
+                if ins.opname in ('LOAD_GLOBAL', 'LOAD_NAME'):
+                    names.add(ins.argval)
+                elif ins.opname in ('LOAD_ATTR', 'LOAD_METHOD'):
+                    attrs.add(ins.argval)
+            consts.update(k for k in c.co_consts if isinstance(k, str))
+            stack += [k for k in c.co_consts if inspect.iscode(k)]
+        facts = _facts[code] = (names, attrs, consts)
+    return facts
 
 
 def _read_value(holder, key, kind):
@@ -730,27 +762,32 @@ def _same_value(a, b):
 
 
 def _value_guards(sources, before):
-    """The guard entries ``(holder, key, kind, value, description)`` of the plain values among
-    ``sources``, read after the trace; raises _Unreplayable if the step itself changed one (a
-    replay would not: a counter kept on a layer, a global the step assigns).  ``before``: the
-    values read before the trace (one set from None during it is a lazy initialisation)."""
+    """The guard entries ``(holder, key, kind, value, description, by_value)``, read after the
+    trace: plain values compared by value, objects by identity (see ``_value_sources``).
+    Raises _Unreplayable if the step itself changed one (a replay would not: a counter kept on
+    a layer, a global the step assigns).  ``before``: the values read before the trace (one set
+    from None during it is a lazy initialisation)."""
     guards = []
-    for (holder, key, kind, what), old in zip(sources, before):
+    for (holder, key, kind, what, objects), old in zip(sources, before):
         new = _read_value(holder, key, kind)
-        if not (_plain_value(new) or new is _MISSING):
+        by_value = _plain_value(new) or new is _MISSING
+        if not by_value and (objects == 'structure' and not isinstance(new, (Layer, Parameter))):
             continue
-        if old is not _MISSING and old is not None and _plain_value(old) and not _same_value(old, new):
-            raise _Unreplayable(f'the step changes {what} ({old!r} -> {new!r}), a Python value outside '
-                                f'its arguments: a replay would not')
-        guards.append((holder, key, kind, new, what))
+        changed = not _same_value(old, new) if by_value and _plain_value(old) else old is not new
+        if old is not _MISSING and old is not None and changed:
+            change = f'{old!r} -> {new!r}' if by_value else 'another object'
+            raise _Unreplayable(f'the step changes {what} ({change}), outside its arguments: a '
+                                f'replay would not')
+        guards.append((holder, key, kind, new, what, by_value))
     return guards
 
 
 def _changed_value(plan):
     """The description of a value guard of ``plan`` that no longer holds, or None."""
-    for holder, key, kind, value, what in getattr(plan, 'value_guards', ()):
-        if not _same_value(_read_value(holder, key, kind), value):
-            return f'{what} ({value!r} when traced)'
+    for holder, key, kind, value, what, by_value in getattr(plan, 'value_guards', ()):
+        v = _read_value(holder, key, kind)
+        if v is not value and not (by_value and _same_value(v, value)):
+            return f'{what} ({value!r} when traced)' if by_value else f'{what} (another object)'
     for holder, key, kind, a, what in getattr(plan, 'array_checks', ()):
         if (_read_value(holder, key, 'cell') if kind == 'cell' else holder.get(key)) is not a:
             return f'{what} (another array than when traced)'
@@ -1267,9 +1304,10 @@ class _Plan:
         self.lazy_initialized = rec.lazy_seen
         # what guard() reads: (a dict, key, value), the dict being an object's __dict__ or the
         # globals; closure cells apart.  ~50 ns an entry (31 entries for microgpt's step)
-        self.dict_checks = [(h if k == 'item' else h.__dict__, key, v)
-                            for h, key, k, v, _ in self.value_guards if k != 'cell']
-        self.cell_checks = [(h, v) for h, _, k, v, _ in self.value_guards if k == 'cell']
+        self.dict_checks = [(h if k == 'item' else h.__dict__, key, v, by_value)
+                            for h, key, k, v, _, by_value in self.value_guards if k != 'cell']
+        self.cell_checks = [(h, v, by_value) for h, _, k, v, _, by_value in self.value_guards
+                            if k == 'cell']
         self.inplace = []      # (function, attribute) forward changes in place: restored on error
         self.cached = []       # (function, attribute) that forward sets again at every call
         self.templated = {}    # id(function) -> (name, input names, output name): rule written out
@@ -1296,7 +1334,7 @@ class _Plan:
         # bound by identity: an array put there in its place between calls retraces.
         frozen = {id(a) for _, a in self.frozen}
         self.array_checks = [(h if k == 'item' else h.__dict__ if k == 'attr' else h, key, k, v, what)
-                             for h, key, k, what in tracer.value_sources
+                             for h, key, k, what, _ in tracer.value_sources
                              for v in (_read_value(h, key, k),) if id(v) in frozen]
         self.source = self._source()
         paths = [path for _, path in self.arg_paths]
@@ -1760,13 +1798,13 @@ class _Plan:
     # --- running -----------------------------------------------------------------
     def values_hold(self):
         """The plain Python values the step reads outside its arguments are as traced."""
-        for d, key, value in self.dict_checks:
+        for d, key, value, by_value in self.dict_checks:
             v = d.get(key, _MISSING)
-            if v is not value and not _same_value(v, value):
+            if v is not value and not (by_value and _same_value(v, value)):
                 return False
-        for cell, value in self.cell_checks:
+        for cell, value, by_value in self.cell_checks:
             v = _read_value(cell, None, 'cell')
-            if v is not value and not _same_value(v, value):
+            if v is not value and not (by_value and _same_value(v, value)):
                 return False
         for holder, key, kind, a, _ in self.array_checks:
             if (_read_value(holder, key, 'cell') if kind == 'cell' else holder.get(key)) is not a:

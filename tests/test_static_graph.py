@@ -661,6 +661,75 @@ def test_constant_arrays_replaced_between_calls_are_guarded(where):
     assert step.stats['replays'] == 3, step.stats  # one per array, after its trace and confirmation
 
 
+@pytest.mark.parametrize('what', ['optimizer', 'model', 'model-in-dict', 'sublayer'])
+def test_objects_bound_again_between_calls_are_guarded(what):
+    """The step's closure names another optimizer or model between calls (a new Adam for
+    fine-tuning, a fresh model for the next run), or a layer gets a new sublayer: the plan
+    called the first ones."""
+    class TwoLayer(Model):
+        def __init__(self):
+            super().__init__()
+            self.l0, self.l1 = L.Linear(16), L.Linear(3)
+
+        def forward(self, x):
+            return self.l1(F.sigmoid(self.l0(x)))
+
+    def run(static):
+        np.random.seed(0)
+        model = TwoLayer() if what == 'sublayer' else MLP((16, 3))
+        opt = O.SGD(0.1).setup(model)
+        holder = {'model': model}
+
+        def step(x, t):
+            m = holder['model'] if what == 'model-in-dict' else model
+            loss = F.softmax_cross_entropy(m(x), t)
+            m.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        step = static_graph(step) if static else step
+        out = []
+        for i, (x, t) in enumerate(_batches(8)):
+            if i == 4:
+                np.random.seed(7)
+                if what == 'optimizer':
+                    opt = O.Adam(0.01).setup(model)
+                elif what == 'model':
+                    model = MLP((16, 3))
+                    opt = O.SGD(0.1).setup(model)
+                elif what == 'model-in-dict':
+                    holder['model'] = MLP((16, 3))
+                    opt = O.SGD(0.1).setup(holder['model'])
+                else:
+                    model.l1 = L.Linear(3, in_size=16)
+                    opt = O.SGD(0.1).setup(model)
+            out.append(float(step(x, t).data))
+        return out, step
+    step = _eager_then_static(run)
+    assert step.stats['replays'] >= 4, step.stats
+
+
+def test_attributes_the_step_does_not_read_are_not_guarded():
+    """Only what the step's code names is guarded: the loop keeping the last loss on the
+    trainer object (``trainer.last``, not read by the step) does not retrace it."""
+    class Trainer:
+        def __init__(self):
+            self.model, self.opt = _mlp()
+            self.last = None
+
+        def step(self, x, t):
+            loss = F.softmax_cross_entropy(self.model(x), t)
+            self.model.cleargrads()
+            loss.backward()
+            self.opt.update()
+            return loss
+    trainer = Trainer()
+    step = static_graph(trainer.step)
+    for x, t in _batches(6):
+        trainer.last = step(x, t)
+    assert step.stats == {'traces': 2, 'replays': 4, 'eager': 0, 'evictions': 0}
+
+
 def test_a_value_that_changes_at_every_call_runs_eagerly_after_max_cache_traces():
     model, opt = _mlp()
     state = {'beta': 0.0}
