@@ -213,11 +213,14 @@ class Conv2d(Layer):
         else:
             self.b = Parameter(np.zeros(out_channels, dtype=dtype), name='b')
 
+    def _w_shape(self, C, OC, KH, KW):
+        return OC, C, KH, KW  # 출력 채널이 먼저
+
     def _init_W(self, xp=np):
         C, OC = self.in_channels, self.out_channels
         KH, KW = pair(self.kernel_size)
         scale = math.sqrt(1 / (C * KH * KW))
-        W_data = np.random.randn(OC, C, KH, KW).astype(self.dtype) * scale
+        W_data = np.random.randn(*self._w_shape(C, OC, KH, KW)).astype(self.dtype) * scale
         if xp is not np:
             W_data = cuda.as_cupy(W_data)
         self.W.data = W_data
@@ -236,14 +239,8 @@ class Deconv2d(Conv2d):
     """전치 합성곱 층. W의 모양만 (C, OC, KH, KW)로 다르고(입력 채널이 먼저)
     forward는 F.deconv2d를 부른다. 나머지는 Conv2d와 같다."""
 
-    def _init_W(self, xp=np):
-        C, OC = self.in_channels, self.out_channels
-        KH, KW = pair(self.kernel_size)
-        scale = math.sqrt(1 / (C * KH * KW))
-        W_data = np.random.randn(C, OC, KH, KW).astype(self.dtype) * scale
-        if xp is not np:
-            W_data = cuda.as_cupy(W_data)
-        self.W.data = W_data
+    def _w_shape(self, C, OC, KH, KW):
+        return C, OC, KH, KW  # 입력 채널이 먼저
 
     def forward(self, x):
         if self.W.data is None:
