@@ -788,9 +788,6 @@ def _changed_value(plan):
         v = _read_value(holder, key, kind)
         if v is not value and not (by_value and _same_value(v, value)):
             return f'{what} ({value!r} when traced)' if by_value else f'{what} (another object)'
-    for holder, key, kind, a, what in getattr(plan, 'array_checks', ()):
-        if (_read_value(holder, key, 'cell') if kind == 'cell' else holder.get(key)) is not a:
-            return f'{what} (another array than when traced)'
     return None
 
 
@@ -1302,12 +1299,6 @@ class _Plan:
         # The RNG moves for a lazy initialisation are not replayed, and could hide a draw by the
         # step's own code (np.random.seed in the step): the next call traces again to confirm.
         self.lazy_initialized = rec.lazy_seen
-        # what guard() reads: (a dict, key, value), the dict being an object's __dict__ or the
-        # globals; closure cells apart.  ~50 ns an entry (31 entries for microgpt's step)
-        self.dict_checks = [(h if k == 'item' else h.__dict__, key, v, by_value)
-                            for h, key, k, v, _, by_value in self.value_guards if k != 'cell']
-        self.cell_checks = [(h, v, by_value) for h, _, k, v, _, by_value in self.value_guards
-                            if k == 'cell']
         self.inplace = []      # (function, attribute) forward changes in place: restored on error
         self.cached = []       # (function, attribute) that forward sets again at every call
         self.templated = {}    # id(function) -> (name, input names, output name): rule written out
@@ -1330,12 +1321,19 @@ class _Plan:
             emit[event[0]](*event[1:])
         self._emit_state(tracer.state_before, _state_slots(tracer.layers))
         self._emit_result(result)
-        # A constant array found where the step reads values (``layer.mask``, ``cfg['w']``) is
-        # bound by identity: an array put there in its place between calls retraces.
+        # A constant array kept on a layer (``layer.scale``) is guarded by identity too (the
+        # other objects of a layer are its state, not guarded): another array there retraces.
         frozen = {id(a) for _, a in self.frozen}
-        self.array_checks = [(h if k == 'item' else h.__dict__ if k == 'attr' else h, key, k, v, what)
-                             for h, key, k, what, _ in tracer.value_sources
-                             for v in (_read_value(h, key, k),) if id(v) in frozen]
+        self.value_guards += [(h, key, k, v, what, False)
+                              for h, key, k, what, objects in tracer.value_sources
+                              if objects == 'structure'
+                              for v in (_read_value(h, key, k),) if id(v) in frozen]
+        # what guard() reads: (a dict, key, value), the dict being an object's __dict__ or the
+        # globals; closure cells apart.  ~50 ns an entry (51 entries for microgpt's step)
+        self.dict_checks = [(h if k == 'item' else h.__dict__, key, v, by_value)
+                            for h, key, k, v, _, by_value in self.value_guards if k != 'cell']
+        self.cell_checks = [(h, v, by_value) for h, _, k, v, _, by_value in self.value_guards
+                            if k == 'cell']
         self.source = self._source()
         paths = [path for _, path in self.arg_paths]
         self.positional = len(paths) if paths == [('args', i) for i in range(len(paths))] else None
@@ -1805,9 +1803,6 @@ class _Plan:
         for cell, value, by_value in self.cell_checks:
             v = _read_value(cell, None, 'cell')
             if v is not value and not (by_value and _same_value(v, value)):
-                return False
-        for holder, key, kind, a, _ in self.array_checks:
-            if (_read_value(holder, key, 'cell') if kind == 'cell' else holder.get(key)) is not a:
                 return False
         return True
 
