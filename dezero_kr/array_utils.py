@@ -33,7 +33,7 @@ def widen(a):
 def rounded_to(a, dtype):
     """``a`` cast to ``dtype`` (the float32 result of a float16 op back to float16); ``a``
     itself when it has that dtype already (a Variable on a recorded path always has)."""
-    if a.dtype == dtype:
+    if a.dtype is dtype or a.dtype == dtype:  # (builtin dtypes are singletons: the first test)
         return a
     return a.astype(dtype)
 
