@@ -220,7 +220,8 @@ class Conv2d(Layer):
         C, OC = self.in_channels, self.out_channels
         KH, KW = pair(self.kernel_size)
         scale = math.sqrt(1 / (C * KH * KW))
-        W_data = np.random.randn(*self._w_shape(C, OC, KH, KW)).astype(self.dtype) * scale
+        shape = self._w_shape(C, OC, KH, KW)
+        W_data = np.random.randn(*shape).astype(self.dtype) * scale
         if xp is not np:
             W_data = cuda.as_cupy(W_data)
         self.W.data = W_data
