@@ -4,6 +4,7 @@ The numbers come from ``tools/code_report.py`` (run it to see the table).
 """
 import ast
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -106,3 +107,23 @@ def test_no_import_cycle_but_the_one_late_import_of_the_operators():
     for name in graph:
         if name not in state:
             visit(name, [name])
+
+
+# What the repository root holds: setup and the front page.  Pictures and graphs that a
+# run writes into the folder it runs in (plot_dot_graph's default graph.png, as DeZero
+# does) are ignored by .gitignore, so they can never be committed by accident again.
+ROOT_FILES = {'.gitignore', 'README.md', 'pyproject.toml', 'setup.cfg', 'setup.py'}
+
+
+def _git(*args):
+    return subprocess.run(['git', *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_repository_root_tracks_only_setup_and_the_front_page():
+    tracked = {line for line in _git('ls-files').splitlines() if '/' not in line}
+    assert tracked == ROOT_FILES
+
+
+@pytest.mark.parametrize('name', ['graph.dot', 'graph.png', 'graph.svg'])
+def test_plot_dot_graph_defaults_written_at_the_root_are_ignored(name):
+    assert _git('check-ignore', name).strip() == name
