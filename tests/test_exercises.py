@@ -219,6 +219,19 @@ def test_adam_without_bias_correction_reports_the_first_step_difference(tmp_path
     assert quoted.rstrip('\n') == message
 
 
+def test_cube_backward_that_forgets_gy_fails(tmp_path):
+    """The mistake stage1.md's "자주 하는 실수" warns of: 3x^2 without the upstream gy."""
+    source = (ANSWERS / 'stage1.py').read_text(encoding='utf-8')
+    assert 'return 3 * x ** 2 * gy' in source
+    wrong = tmp_path / 'cube.py'
+    wrong.write_text(source.replace('return 3 * x ** 2 * gy', 'return 3 * x ** 2'),
+                     encoding='utf-8')
+    ok, message = exercises.run('stage1.3', path=wrong)
+    assert not ok
+    assert '틀린 확인: exp(cube(x))의 x.grad = e^{x^3} 3x^2 (x = 0.5, gy를 곱했는가)' in message
+    assert '최대 절대 차이' in message
+
+
 def test_a_missing_name_is_reported(tmp_path):
     empty = tmp_path / 'empty.py'
     empty.write_text('', encoding='utf-8')

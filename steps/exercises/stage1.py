@@ -107,6 +107,13 @@ def check_cube(t):
         y.backward()
     t.close('cube(exp(x))의 x.grad = 3 e^{3x} (x = 0.2)', x.grad, 3 * np.exp(0.6),
             rtol=1e-14)
+    # cube가 마지막이 아니면 gy가 1이 아니다: gy를 곱하지 않은 backward는 여기서 틀린다.
+    x = step09.Variable(np.array(0.5))
+    with t.part('exp(cube(x))의 역전파'):
+        y = step09.exp(cube(x))
+        y.backward()
+    t.close('exp(cube(x))의 x.grad = e^{x^3} 3x^2 (x = 0.5, gy를 곱했는가)', x.grad,
+            np.exp(0.125) * 0.75, rtol=1e-14)
 
 
 STUB_DEEP = '''
