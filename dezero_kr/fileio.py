@@ -4,7 +4,9 @@ One home for the file handling the rest of the package shares:
 
 * ``atomic_write(path)``: write to a temporary file in the same folder, then
   ``os.replace`` it over ``path``.  A crash (even SIGKILL) leaves ``path``
-  as it was.
+  as it was.  The old file's mode and owner are kept, a symbolic link is
+  written through, and a directory, FIFO or device at ``path`` is refused
+  (the rename would delete it).
 * Stale temporary files: a temporary file is named
   ``.<name>.<pid>.<8 hex>.part`` after the process writing it.  A process
   killed while writing cannot remove its own file, so every ``atomic_write``
@@ -16,6 +18,9 @@ One home for the file handling the rest of the package shares:
   a member name (never a keyword of ``np.savez``, so a key ``file`` or
   ``allow_pickle`` is saved like any other), and the name it wrote
   (``.npz`` appended when missing).
+* ``open_regular(path, what)``: opens a file for reading only if it is a
+  regular file, without blocking on a FIFO (loaders never hang on a pipe or
+  read ``/dev/zero`` forever).
 * ``NpzReader(path, what)``: reads an ``.npz`` member by member, headers
   first.  ``keys()`` comes from the zip's central directory and
   ``header(key)`` from the member's ``.npy`` header, without reading the data;
@@ -37,13 +42,14 @@ import contextlib
 import math
 import os
 import re
+import stat
 import uuid
 import zipfile
 
 import numpy as np
 
 __all__ = ['atomic_write', 'save_npz', 'existing_npz_path', 'read_npz', 'check_array_for',
-           'check_header_for', 'NpzReader', 'remove_stale_temp_files', 'temp_name']
+           'check_header_for', 'NpzReader', 'open_regular', 'remove_stale_temp_files', 'temp_name']
 
 _TEMP_RE = re.compile(r'^\..+\.(\d+)\.[0-9a-f]{8}\.part$')
 
@@ -54,9 +60,26 @@ def temp_name(path):
     Same folder as the target, so ``os.replace`` is a rename, never a copy;
     the pid tells a later save whether the writer is still alive, and the
     random suffix lets one process (or two) write the same target at once.
+    ``<name>`` is cut (by whole characters) when the temporary name would
+    exceed the folder's longest file name (``NAME_MAX``, at most 255 bytes),
+    so any name the folder can hold can be written.
     """
     folder, name = os.path.split(path)
-    return os.path.join(folder, f'.{name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part')
+    suffix = f'.{os.getpid()}.{uuid.uuid4().hex[:8]}.part'
+    room = _name_max(folder) - 1 - len(suffix)
+    name = name[:room]  # a character is at least one byte
+    while len(os.fsencode(name)) > room and len(name) > 1:
+        name = name[:-1]
+    return os.path.join(folder, f'.{name}{suffix}')
+
+
+def _name_max(folder):
+    """The most bytes a file name in ``folder`` may have: ``NAME_MAX`` where known, never over 255."""
+    try:
+        limit = os.pathconf(folder or os.curdir, 'PC_NAME_MAX')
+    except (AttributeError, OSError, ValueError):  # Windows has no pathconf; a folder not made yet
+        return 255
+    return min(limit, 255) if limit > 0 else 255
 
 
 def remove_quietly(path):
@@ -103,7 +126,7 @@ def remove_stale_temp_files(folder):
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode='wb'):
+def atomic_write(path, mode='wb', what='atomic_write'):
     """Open a temporary file next to ``path``; on success rename it to ``path``.
 
     ``with atomic_write('out.png') as f: f.write(...)``.  If the block raises
@@ -111,10 +134,26 @@ def atomic_write(path, mode='wb'):
     stays absent.  Missing parent folders are created, and the temporary
     files that killed processes left in that folder are removed first
     (``remove_stale_temp_files``).
+
+    What is at ``path`` already (checked before anything is written):
+
+    * a regular file: replaced, keeping its permission bits and, where the
+      process may set them, its owner and group (else the group alone);
+      a new file gets the mode ``open()`` gives (``0o666 & ~umask``).
+    * a symbolic link: written through, like ``open(path, 'w')``: the file it
+      leads to (through every link) is replaced as above and the link stays.
+      A link to nothing (``FileNotFoundError``) or one that cannot be
+      followed (a loop: ``OSError``) is refused: no file is created for it.
+    * a directory (``IsADirectoryError``), or a FIFO, device or socket
+      (``FileExistsError``): refused, since the rename would delete it and
+      leave a regular file in its place.
+
+    Errors name ``what`` (the caller) and the path.  A hard link to the old
+    file keeps the old content (the new file is a new inode).
     """
     if mode not in ('w', 'wb'):
         raise ValueError(f"atomic_write: mode must be 'w' or 'wb', got {mode!r}")
-    path = os.path.abspath(path)
+    path = _write_target(os.path.abspath(path), what)
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     remove_stale_temp_files(folder)
@@ -126,10 +165,100 @@ def atomic_write(path, mode='wb'):
             yield f
             f.flush()
             os.fsync(f.fileno())
+        _take_owner_and_mode(tmp, _existing_regular(path, what))
         os.replace(tmp, path)
     except BaseException:
         remove_quietly(tmp)
         raise
+
+
+def _write_target(path, what):
+    """The file a write to the absolute ``path`` replaces: ``path``, or where its symbolic links lead."""
+    if not os.path.islink(path):
+        _existing_regular(path, what)
+        return path
+    try:
+        target = os.path.realpath(path, strict=True)
+    except FileNotFoundError:
+        raise FileNotFoundError(f'{what}: {path!r} is a symbolic link to {os.readlink(path)!r}, which does '
+                                f'not exist: not written (a save writes through a link to the file it '
+                                f'leads to; create that file or remove the link)') from None
+    except OSError as e:
+        raise OSError(f'{what}: {path!r} is a symbolic link that cannot be followed ({e.strerror}): '
+                      f'not written') from None
+    _existing_regular(target, what, f'{path!r} is a symbolic link to {target!r}, which')
+    return target
+
+
+def _existing_regular(path, what, subject=None):
+    """``os.stat(path)`` of the regular file at ``path``, None if nothing is there; refuse anything else."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    kind = _file_kind(st)
+    if kind is None:
+        return st
+    error = IsADirectoryError if stat.S_ISDIR(st.st_mode) else FileExistsError
+    raise error(f'{what}: {subject or repr(path)} is {kind}, not a regular file: not replaced (the '
+                f'rename would delete it and leave a regular file in its place); choose another path')
+
+
+def _take_owner_and_mode(tmp, old):
+    """Give ``tmp`` the owner (where allowed, else the group alone) and permission bits of ``old``."""
+    if old is None:
+        return
+    if hasattr(os, 'chown'):
+        mine = os.stat(tmp)
+        if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid):
+            # Only root may give a file away; an ordinary user may still keep the group.
+            for uid in (old.st_uid, -1):
+                with contextlib.suppress(PermissionError):
+                    os.chown(tmp, uid, old.st_gid)
+                    break
+    # After chown, which clears the set-user/group-id bits.
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+
+
+_KINDS = [(stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO (named pipe)'),
+          (stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+          (stat.S_ISSOCK, 'a socket')]
+
+
+def _file_kind(st):
+    """None for a regular file's ``os.stat`` result, else what it is (``'a FIFO (named pipe)'``, ...)."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    return next((kind for test, kind in _KINDS if test(st.st_mode)), 'a special file')
+
+
+def open_regular(path, what):
+    """``path`` opened for binary reading; ``ValueError`` naming ``what`` unless it is a regular file.
+
+    Checked before the file is opened (``os.stat``: a FIFO without a writer
+    would block ``open`` forever, ``/dev/zero`` never ends) and again on the
+    opened file, which is opened with ``O_NONBLOCK`` where there is one, so a
+    FIFO put there meanwhile cannot block either.
+    """
+    path = os.fspath(path)
+    _refuse_to_read(os.stat(path), path, what)
+    nonblock = getattr(os, 'O_NONBLOCK', 0)
+    fd = os.open(path, os.O_RDONLY | nonblock | getattr(os, 'O_BINARY', 0))
+    try:
+        _refuse_to_read(os.fstat(fd), path, what)
+        if nonblock:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, 'rb')
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _refuse_to_read(st, path, what):
+    kind = _file_kind(st)
+    if kind is not None:
+        raise ValueError(f'{what}: {path} is {kind}, not a regular file: only a regular file is read (a '
+                         f'pipe or device can block forever or never end)')
 
 
 def npz_path(path):
@@ -148,6 +277,8 @@ def save_npz(path, arrays, what='save_npz'):
     Object arrays are refused (``ValueError`` from NumPy: no pickle).
     Unlike ``atomic_write`` the folder must exist: a missing folder usually
     means a typo, so ``FileNotFoundError`` names it (``what`` names the caller).
+    What is already at ``path`` is handled as ``atomic_write`` says (mode and
+    owner kept, links written through, special files refused).
     A key holding a NUL character (which zip names cannot hold) raises
     ``ValueError`` naming it.
     """
@@ -160,7 +291,7 @@ def save_npz(path, arrays, what='save_npz'):
         if not isinstance(key, str) or '\0' in key or not key:
             raise ValueError(f'{what}: cannot store the key {key!r} in {path} (keys are non-empty '
                              f'strings without NUL characters)')
-    with atomic_write(path) as f:
+    with atomic_write(path, what=what) as f:
         with zipfile.ZipFile(f, mode='w', compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
             for key, a in arrays.items():
                 with zf.open(key + '.npy', mode='w', force_zip64=True) as member:
@@ -222,30 +353,34 @@ class NpzReader:
     Object arrays are refused (never unpickled).
 
     Every error is a ``ValueError`` naming ``what`` (the caller), the file and,
-    for a member, its key: a file that is not a zip (a plain ``.npy`` is named
-    as such), a member that is not an ``.npy``, a duplicated key, a bad
-    header, a compression other than stored/deflate, a size that does not add
-    up, or data that is cut short or fails its CRC check.
+    for a member, its key: a path that is not a regular file (a directory, a
+    FIFO, a device such as ``/dev/zero``: refused before reading, without
+    blocking, see ``open_regular``), a file that is not a zip (a plain
+    ``.npy`` is named as such), a member that is not an ``.npy``, a
+    duplicated key, a bad header, a compression other than stored/deflate, a
+    size that does not add up, or data that is cut short or fails its CRC
+    check.
     """
 
     def __init__(self, path, what='NpzReader'):
         self.path, self.what = os.fspath(path), what
-        try:
-            self._zip = zipfile.ZipFile(self.path)
-        except zipfile.BadZipFile:
-            raise ValueError(self._not_a_zip()) from None
+        self._file = open_regular(self.path, what)
+        self._zip = None
         self._members, self._headers = {}, {}
         try:
+            try:
+                self._zip = zipfile.ZipFile(self._file)
+            except zipfile.BadZipFile:
+                raise ValueError(self._not_a_zip()) from None
             for info in self._zip.infolist():
                 self._add_member(info)
         except BaseException:
-            self._zip.close()
+            self.close()
             raise
 
     def _not_a_zip(self):
-        with open(self.path, 'rb') as f:
-            start = f.read(len(_NPY_MAGIC))
-        if start == _NPY_MAGIC:
+        self._file.seek(0)
+        if self._file.read(len(_NPY_MAGIC)) == _NPY_MAGIC:
             return (f'{self.what}: {self.path} is a single .npy array, not an .npz archive of named '
                     f'arrays (the format save_weights and Optimizer.save write)')
         return (f'{self.what}: {self.path} is not an .npz file (not a zip archive, or a truncated one: '
@@ -272,8 +407,10 @@ class NpzReader:
         self.close()
 
     def close(self):
-        """Close the zip file."""
-        self._zip.close()
+        """Close the zip file and the file under it."""
+        if self._zip is not None:
+            self._zip.close()
+        self._file.close()
 
     def keys(self):
         """The keys (member names without ``.npy``) in file order; nothing is decompressed."""

@@ -219,7 +219,13 @@ class Layer:
             ValueError: a lazy parameter has no data yet (run one forward pass
                 first or give the layer its input size), or two parameters
                 have the same path (both named).
-            FileNotFoundError: the folder of ``path`` does not exist (named).
+            FileNotFoundError: the folder of ``path`` does not exist (named), or
+                ``path`` is a symbolic link to nothing.
+            FileExistsError / IsADirectoryError: ``path`` is a FIFO, device,
+                socket or directory (or a link to one): never replaced.
+
+        An existing file keeps its mode and (where allowed) owner; a symbolic
+        link is written through (its target is replaced, the link stays).
         """
         arrays = {}
         for key, param in self._params_by_path('save_weights').items():

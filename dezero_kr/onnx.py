@@ -117,7 +117,11 @@ def export(model, example_inputs, path, *, input_names=None, output_names=None, 
     ``ExportError`` (a ValueError) for a Function with no ONNX mapping (naming
     the class and the output it feeds), an output that depends on no input, a
     graph that changes with the batch size, or a bad opset / name list.  An
-    error leaves no file behind.
+    error leaves no file behind.  The file is written by
+    ``fileio.atomic_write``: an existing file keeps its mode and owner, a
+    symbolic link is written through, and a FIFO, device (``/dev/null``) or
+    directory at ``path`` is refused (``FileExistsError``,
+    ``IsADirectoryError``), never replaced.
     """
     onnx = _require_onnx()
     opset = _check_opset(opset)
@@ -136,7 +140,7 @@ def export(model, example_inputs, path, *, input_names=None, output_names=None, 
                                    producer_name='dezero_kr', doc_string=_doc(model))
     proto.ir_version = onnx.helper.find_min_ir_version_for(list(proto.opset_import))
     data = proto.SerializeToString()
-    with atomic_write(path) as f:
+    with atomic_write(path, what='onnx.export') as f:
         f.write(data)
     return proto
 

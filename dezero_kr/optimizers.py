@@ -194,7 +194,13 @@ class Optimizer:
         return hyper
 
     def save(self, path):
-        """Write ``state_dict()`` to an ``.npz`` file atomically (plain arrays: no pickle)."""
+        """Write ``state_dict()`` to an ``.npz`` file atomically (plain arrays: no pickle).
+
+        As ``Layer.save_weights`` (``fileio.atomic_write``): an existing file
+        keeps its mode and owner, a symbolic link is written through, and a
+        FIFO, device or directory at ``path`` is refused (``FileExistsError``,
+        ``IsADirectoryError``).
+        """
         d = self.state_dict()
         arrays = {'optimizer': np.array(type(self).__name__), 't': np.array(d['t'])}
         for name, value in d['hyperparams'].items():

@@ -1,5 +1,8 @@
 """fileio: atomic writes, stale temporary files, and all-or-nothing loads of weights and optimizer state."""
+import contextlib
 import os
+import re
+import stat
 import subprocess
 import sys
 
@@ -9,6 +12,7 @@ import pytest
 import dezero_kr.layers as L
 import dezero_kr.optimizers as O
 from dezero_kr import Parameter, fileio
+from _subproc import python_env
 
 
 class Net(L.Layer):
@@ -244,3 +248,267 @@ def test_sigkilled_save_loops_leave_no_temp_file_after_the_next_save(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ['other.npz', 'w.npz']
     with np.load(tmp_path / 'w.npz') as f:  # and the killed loops' file is whole
         assert f['W'].shape == (1000, 1000)
+
+
+# =============================================================================
+# Issue 34: what is at the target path (modes, owners, special files, links, long names)
+# =============================================================================
+def _mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@contextlib.contextmanager
+def _umask(mask):
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def _saved_W(path):
+    with np.load(path, allow_pickle=False) as f:
+        return f['W']
+
+
+def _other_net():
+    net = Net()
+    net.W.data = np.full((2, 3), 9, dtype=np.float32)
+    return net
+
+
+@pytest.mark.skipif(os.name == 'nt', reason='POSIX permission bits')
+@pytest.mark.parametrize('old_mode', [0o600, 0o640, 0o444, 0o755, 0o4755])
+def test_overwrite_keeps_the_old_files_mode(tmp_path, old_mode):
+    target = tmp_path / 'w.npz'
+    Net().save_weights(target)
+    os.chmod(target, old_mode)
+    with _umask(0o022):  # a new file would be 0644
+        _other_net().save_weights(target)
+        net, opt = _trained_adam()
+        opt.save(tmp_path / 'opt.npz')
+        os.chmod(tmp_path / 'opt.npz', old_mode)
+        opt.save(tmp_path / 'opt.npz')
+    assert _mode(target) == old_mode and _mode(tmp_path / 'opt.npz') == old_mode
+    np.testing.assert_array_equal(_saved_W(target), np.full((2, 3), 9))
+
+
+@pytest.mark.skipif(os.name == 'nt', reason='POSIX permission bits')
+@pytest.mark.parametrize('mask', [0o022, 0o027, 0o077, 0o000])
+def test_a_new_file_gets_the_mode_open_would_give_it(tmp_path, mask):
+    # Not a regression of issue 34 (new files were right before): the guard for how a new file is made.
+    with _umask(mask):
+        Net().save_weights(tmp_path / 'w.npz')
+        with open(tmp_path / 'by_open', 'w'):
+            pass
+    assert _mode(tmp_path / 'w.npz') == 0o666 & ~mask == _mode(tmp_path / 'by_open')
+
+
+@pytest.mark.skipif(not hasattr(os, 'geteuid') or os.geteuid() != 0, reason='only root can give a file away')
+def test_overwrite_keeps_the_old_files_owner_and_group(tmp_path):
+    target = tmp_path / 'w.npz'
+    Net().save_weights(target)
+    os.chown(target, 12345, 23456)
+    os.chmod(target, 0o2640)  # setgid too: chown would clear it if it came after chmod
+    _other_net().save_weights(target)
+    st = os.stat(target)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (12345, 23456, 0o2640)
+    np.testing.assert_array_equal(_saved_W(target), np.full((2, 3), 9))
+
+
+@pytest.mark.skipif(not hasattr(os, 'chown'), reason='POSIX owners')
+def test_an_owner_the_process_may_not_set_keeps_at_least_the_group(tmp_path, monkeypatch):
+    target = tmp_path / 'w.npz'
+    Net().save_weights(target)
+    os.chmod(target, 0o640)
+    old = os.stat(target)
+    real_chown, calls = os.chown, []
+
+    def chown(path, uid, gid, **kw):  # as an ordinary user: giving a file to another uid is refused
+        calls.append((uid, gid))
+        if uid != -1:
+            raise PermissionError(1, 'Operation not permitted', path)
+        real_chown(path, uid, gid, **kw)
+
+    monkeypatch.setattr(os, 'chown', chown)
+    monkeypatch.setattr(os, 'stat', _stat_with_owner(os.stat, str(target), 4242, old.st_gid))
+    _other_net().save_weights(target)
+    monkeypatch.undo()
+    assert calls == [(4242, old.st_gid), (-1, old.st_gid)]
+    assert _mode(target) == 0o640
+    np.testing.assert_array_equal(_saved_W(target), np.full((2, 3), 9))
+
+
+def _stat_with_owner(real_stat, path, uid, gid):
+    """``os.stat`` that reports ``path`` as owned by ``uid`` (another user's file)."""
+    def fake(p, *args, **kw):
+        st = real_stat(p, *args, **kw)
+        if os.fspath(p) != path:
+            return st
+        fields = list(st)
+        fields[stat.ST_UID], fields[stat.ST_GID] = uid, gid
+        return os.stat_result(fields)
+    return fake
+
+
+def _special_files(tmp_path):
+    """name -> (path, kind pattern) of special files made in ``tmp_path`` (never anything under /dev)."""
+    made = {}
+    if hasattr(os, 'mkfifo'):
+        os.mkfifo(tmp_path / 'fifo.npz')
+        made['fifo'] = (tmp_path / 'fifo.npz', r'a FIFO \(named pipe\)')
+        os.symlink('fifo.npz', tmp_path / 'link_to_fifo.npz')
+        made['link_to_fifo'] = (tmp_path / 'link_to_fifo.npz', r'a FIFO \(named pipe\)')
+    try:  # a character device node of our own (the null device's numbers), inside tmp_path
+        os.mknod(tmp_path / 'chardev.npz', stat.S_IFCHR | 0o600, os.makedev(1, 3))
+        made['chardev'] = (tmp_path / 'chardev.npz', r'a character device')
+    except (AttributeError, OSError):
+        pass
+    return made
+
+
+def _file_type(path):
+    return stat.S_IFMT(os.lstat(path).st_mode)
+
+
+@pytest.mark.parametrize('kind', ['fifo', 'link_to_fifo', 'chardev'])
+@pytest.mark.parametrize('saver', ['save_weights', 'Adam.save', 'atomic_write'])
+def test_saving_onto_a_special_file_is_refused_and_leaves_it_in_place(tmp_path, kind, saver):
+    made = _special_files(tmp_path)
+    if kind not in made:
+        pytest.skip(f'cannot make a {kind} here')
+    path, pattern = made[kind]
+    before = {name: _file_type(tmp_path / name) for name in os.listdir(tmp_path)}
+    with pytest.raises(FileExistsError, match=rf"{saver}: .*{path.name}.* is {pattern}, not a regular file: "
+                                              rf"not replaced"):
+        if saver == 'save_weights':
+            Net().save_weights(path)
+        elif saver == 'Adam.save':
+            _trained_adam()[1].save(path)
+        else:
+            with fileio.atomic_write(path) as f:
+                f.write(b'x')
+    assert {name: _file_type(tmp_path / name) for name in os.listdir(tmp_path)} == before  # no temp file
+
+
+@pytest.mark.skipif(not hasattr(os, 'mkfifo'), reason='needs os.mkfifo')
+def test_onnx_export_onto_a_fifo_is_refused(tmp_path):
+    pytest.importorskip('onnx')
+    import dezero_kr.onnx as dx
+    os.mkfifo(tmp_path / 'm.onnx')
+    with pytest.raises(FileExistsError, match=r"onnx.export: .*m.onnx' is a FIFO \(named pipe\), not a regular"):
+        dx.export(L.Linear(2, in_size=3), np.ones((1, 3), np.float32), tmp_path / 'm.onnx')
+    assert stat.S_ISFIFO(os.lstat(tmp_path / 'm.onnx').st_mode) and os.listdir(tmp_path) == ['m.onnx']
+
+
+@pytest.mark.skipif(os.name == 'nt', reason='POSIX symbolic links')
+def test_saving_onto_a_directory_is_refused_before_writing(tmp_path):
+    (tmp_path / 'w.npz').mkdir()
+    os.symlink('w.npz', tmp_path / 'link.npz')
+    for name in ('w.npz', 'link.npz'):
+        with pytest.raises(IsADirectoryError, match=rf"save_weights: .*{name}.* is a directory, not a regular"):
+            Net().save_weights(tmp_path / name)
+    assert sorted(os.listdir(tmp_path)) == ['link.npz', 'w.npz'] and os.listdir(tmp_path / 'w.npz') == []
+
+
+@pytest.mark.skipif(os.name == 'nt', reason='POSIX symbolic links')
+def test_saving_through_a_symlink_replaces_its_target_and_keeps_the_link(tmp_path):
+    (tmp_path / 'real').mkdir()
+    (tmp_path / 'links').mkdir()
+    real = tmp_path / 'real' / 'w.npz'
+    Net().save_weights(real)
+    os.chmod(real, 0o600)
+    os.symlink('../real/w.npz', tmp_path / 'links' / 'hop.npz')  # relative, in another folder
+    os.symlink('hop.npz', tmp_path / 'links' / 'w.npz')  # a chain of two links
+    _other_net().save_weights(tmp_path / 'links' / 'w.npz')
+    assert os.readlink(tmp_path / 'links' / 'w.npz') == 'hop.npz'
+    assert os.readlink(tmp_path / 'links' / 'hop.npz') == '../real/w.npz'
+    assert sorted(os.listdir(tmp_path / 'links')) == ['hop.npz', 'w.npz']
+    assert os.listdir(tmp_path / 'real') == ['w.npz'] and _mode(real) == 0o600
+    np.testing.assert_array_equal(_saved_W(real), np.full((2, 3), 9))
+    loaded = Net()
+    loaded.load_weights(tmp_path / 'links' / 'w.npz')
+    np.testing.assert_array_equal(loaded.W.data, np.full((2, 3), 9))
+
+
+@pytest.mark.skipif(os.name == 'nt', reason='POSIX symbolic links')
+@pytest.mark.parametrize('link_to, pattern', [
+    ('missing.npz', r"is a symbolic link to 'missing.npz', which does not exist"),
+    ('no_dir/w.npz', r"is a symbolic link to 'no_dir/w.npz', which does not exist"),
+    ('w.npz', r"is a symbolic link that cannot be followed"),  # a link to itself: a loop
+])
+def test_saving_onto_a_link_that_leads_nowhere_is_refused(tmp_path, link_to, pattern):
+    link = tmp_path / 'w.npz'
+    os.symlink(link_to, link)
+    with pytest.raises(OSError, match=rf"save_weights: .*w.npz' {pattern}"):
+        Net().save_weights(link)
+    assert os.listdir(tmp_path) == ['w.npz'] and os.readlink(link) == link_to
+
+
+@pytest.mark.parametrize('name', ['a' * 251 + '.npz', '가' * 83 + '.npz', 'b' * 100 + '가' * 50 + '.npz'])
+def test_a_name_of_up_to_255_bytes_is_saved(tmp_path, name):
+    assert 237 <= len(os.fsencode(name)) <= 255
+    Net().save_weights(tmp_path / name)
+    net, opt = _trained_adam()
+    opt.save(tmp_path / ('o' + name[1:]))
+    assert sorted(os.listdir(tmp_path)) == sorted([name, 'o' + name[1:]])
+    np.testing.assert_array_equal(_saved_W(tmp_path / name), Net().W.data)
+
+
+def test_the_shortened_temp_name_of_a_long_name_is_still_cleaned_when_stale(tmp_path):
+    name = '가' * 83 + '.npz'
+    tmp = os.path.basename(fileio.temp_name(str(tmp_path / name)))
+    assert len(os.fsencode(tmp)) <= 255 and tmp.startswith('.가') and tmp.endswith('.part')
+    stale = tmp_path / tmp.replace(f'.{os.getpid()}.', f'.{_dead_pid()}.')
+    stale.write_bytes(b'x')
+    assert fileio.remove_stale_temp_files(tmp_path) == [str(stale)]
+
+
+# Loading a special file must neither block (a FIFO with no writer) nor read forever (/dev/zero):
+# each load runs in a child with a time limit and a memory cap, so the suite cannot hang or swap.
+_LOAD_CHILD = (
+    'import resource, sys\n'
+    'resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n'
+    'import dezero_kr.layers as L, dezero_kr.optimizers as O\n'
+    'net = L.Linear(2, in_size=2)\n'
+    'load = net.load_weights if sys.argv[1] == "load_weights" else O.Adam().setup(net).load\n'
+    'try:\n'
+    '    load(sys.argv[2])\n'
+    'except Exception as e:\n'
+    '    print(type(e).__name__, e)\n')
+
+
+def _load_in_child(loader, path):
+    try:
+        done = subprocess.run([sys.executable, '-c', _LOAD_CHILD, loader, str(path)], capture_output=True,
+                              text=True, timeout=60, env=python_env(OPENBLAS_NUM_THREADS='1'))
+    except subprocess.TimeoutExpired:
+        pytest.fail(f'{loader}({str(path)!r}) did not return within 60 s')
+    return done.stdout.strip() + done.stderr.strip()
+
+
+@pytest.mark.skipif(os.name == 'nt', reason='FIFOs, /dev and resource limits are POSIX')
+@pytest.mark.parametrize('loader', ['load_weights', 'Adam.load'])
+def test_loading_a_fifo_is_refused_without_blocking(tmp_path, loader):
+    made = _special_files(tmp_path)
+    for kind in ('fifo', 'link_to_fifo'):
+        path, pattern = made[kind]
+        assert re.fullmatch(rf"ValueError {loader}: {re.escape(str(path))} is {pattern}, not a regular file: "
+                            r"only a regular file is read.*", _load_in_child(loader, path))
+        assert stat.S_ISFIFO(os.stat(path).st_mode)
+
+
+@pytest.mark.skipif(os.name == 'nt', reason='/dev and resource limits are POSIX')
+@pytest.mark.parametrize('device', ['/dev/zero', '/dev/urandom', '/dev/null'])
+def test_loading_a_device_is_refused_without_reading_it(device):
+    # READ only: nothing here ever writes to /dev.
+    if not os.path.exists(device):
+        pytest.skip(f'no {device}')
+    assert re.fullmatch(rf"ValueError load_weights: {device} is a character device, not a regular file: "
+                        r"only a regular file is read.*", _load_in_child('load_weights', device))
+
+
+def test_loading_a_directory_names_it(tmp_path):
+    (tmp_path / 'w.npz').mkdir()
+    with pytest.raises(ValueError, match=r"load_weights: .*w.npz is a directory, not a regular file"):
+        Net().load_weights(tmp_path / 'w.npz')
