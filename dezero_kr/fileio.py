@@ -208,6 +208,7 @@ def _take_owner_and_mode(tmp, old):
     """Give ``tmp`` the owner (where allowed, else the group alone) and permission bits of ``old``."""
     if old is None:
         return
+    mode = stat.S_IMODE(old.st_mode)
     if hasattr(os, 'chown'):
         mine = os.stat(tmp)
         if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid):
@@ -216,8 +217,11 @@ def _take_owner_and_mode(tmp, old):
                 with contextlib.suppress(PermissionError):
                     os.chown(tmp, uid, old.st_gid)
                     break
+            if os.stat(tmp).st_gid != old.st_gid:
+                # The old group's bits were granted to that group, not to the one the file has now.
+                mode &= ~(stat.S_IRWXG | stat.S_ISGID)
     # After chown, which clears the set-user/group-id bits.
-    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+    os.chmod(tmp, mode)
 
 
 _KINDS = [(stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO (named pipe)'),

@@ -339,6 +339,25 @@ def test_an_owner_the_process_may_not_set_keeps_at_least_the_group(tmp_path, mon
     np.testing.assert_array_equal(_saved_W(target), np.full((2, 3), 9))
 
 
+@pytest.mark.skipif(not hasattr(os, 'chown'), reason='POSIX owners')
+def test_a_group_the_process_may_not_keep_loses_the_group_bits(tmp_path, monkeypatch):
+    """0660 of another group must not become writable by the saver's own group."""
+    target = tmp_path / 'w.npz'
+    Net().save_weights(target)
+    os.chmod(target, 0o2664)
+    old = os.stat(target)
+
+    def chown(path, uid, gid, **kw):  # neither the owner nor the group may be kept
+        raise PermissionError(1, 'Operation not permitted', path)
+
+    monkeypatch.setattr(os, 'chown', chown)
+    monkeypatch.setattr(os, 'stat', _stat_with_owner(os.stat, str(target), 4242, old.st_gid + 1))
+    _other_net().save_weights(target)
+    monkeypatch.undo()
+    assert _mode(target) == 0o604
+    np.testing.assert_array_equal(_saved_W(target), np.full((2, 3), 9))
+
+
 def _stat_with_owner(real_stat, path, uid, gid):
     """``os.stat`` that reports ``path`` as owned by ``uid`` (another user's file)."""
     def fake(p, *args, **kw):
