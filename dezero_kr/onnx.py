@@ -38,7 +38,7 @@ from dezero_kr import operators as _ops
 from dezero_kr import transformer as _tf
 from dezero_kr.core import Parameter, Variable, using_config
 from dezero_kr.fileio import atomic_write
-from dezero_kr.dot import _CONST_STYLE, _FUNC_STYLE, _VAR_STYLE, _escape, _walk
+from dezero_kr.dot import dot_node, walk_graph
 from dezero_kr.layers import Layer
 
 __all__ = ['export', 'register', 'mapping_table', 'to_dot', 'ExportError', 'MIN_OPSET', 'MAX_OPSET',
@@ -275,7 +275,7 @@ def _trace(model, arrays):
         if not isinstance(y, Variable):
             raise TypeError(f'export: the model must return Variables; output #{i} is '
                             f'{type(y).__name__}')
-    walk = _walk(outputs, None, False)
+    walk = walk_graph(outputs)
     funcs = sorted(walk.funcs, key=lambda f: f.generation)  # stable: BFS order within a level
     return _Trace(inputs, outputs, funcs, walk.consumer)
 
@@ -1086,9 +1086,8 @@ def to_dot(model_proto):
     def value(name):
         if name not in ids:
             ids[name] = len(ids) + 1
-            text = _escape(f'{name}: {labels[name]}' if name in labels else name)
-            style = _CONST_STYLE if name in constants else _VAR_STYLE
-            lines.append(f'{ids[name]} [label="{text}", {style}]')
+            text = f'{name}: {labels[name]}' if name in labels else name
+            lines.append(dot_node(ids[name], text, 'const' if name in constants else 'var'))
         return ids[name]
 
     for vi in g.input:
@@ -1096,7 +1095,7 @@ def to_dot(model_proto):
     for node in g.node:
         nid = len(ids) + 1
         ids[(node.name, nid)] = nid
-        lines.append(f'{nid} [label="{_escape(node.op_type)}", {_FUNC_STYLE}]')
+        lines.append(dot_node(nid, node.op_type, 'func'))
         lines.extend(f'{value(i)} -> {nid}' for i in node.input if i)
         lines.extend(f'{nid} -> {value(o)}' for o in node.output)
     lines += ['}', '']
