@@ -5,6 +5,8 @@ functions) and ``dezero_kr.backprop_view`` (the backward-pass viewer) both
 use: the DOT text, the graph walk, value formatting and the renderer.  Both
 import this module and neither imports the other's helpers, so there is no
 import cycle; users import from ``dezero_kr.graph`` (or ``dezero_kr.utils``).
+``walk_graph`` (the walk) and ``dot_node`` (a node line in this look) are for
+the package's other writers of the graph (``dezero_kr.onnx``).
 
 DeZero's two functions, with the same signatures and the same look:
 
@@ -239,6 +241,14 @@ def _walk(roots, max_depth, follow_grads):
                 seen.add(g)
                 queue.append((g, depth + 1))
     return walk
+
+
+def walk_graph(outputs):
+    """The breadth-first walk from ``outputs`` (a list of Variables) that ``get_dot_graph``
+    draws: ``.funcs`` (each Function once, nearest the outputs first) and ``.consumer``
+    (Variable -> a walked Function that reads it).  For the package's other writers of the
+    recorded graph (``dezero_kr.onnx``)."""
+    return _walk(list(outputs), None, False)
 
 
 def _live_outputs(f):
@@ -514,6 +524,20 @@ def _escape(text):
     if text.isascii() and text.isprintable() and '"' not in text and '\\' not in text:
         return text
     return text.translate(_ESCAPES)
+
+
+_NODE_STYLES = {'var': _VAR_STYLE, 'const': _CONST_STYLE, 'func': _FUNC_STYLE}
+
+
+def dot_node(node_id, label, kind):
+    """One DOT node line in the look of ``get_dot_graph``: ``node_id [label="...", style]``,
+    ``label`` escaped as every label here is, ``kind`` 'var' (an orange ellipse), 'const'
+    (grey) or 'func' (a light-blue box); ValueError for another kind.  For the package's
+    other drawings (``dezero_kr.onnx.to_dot``)."""
+    style = _NODE_STYLES.get(kind)
+    if style is None:
+        raise ValueError(f"dot_node: kind must be 'var', 'const' or 'func', got {kind!r}")
+    return f'{node_id} [label="{_escape(label)}", {style}]'
 
 
 # =============================================================================

@@ -9,17 +9,20 @@ How it works, top to bottom:
    recorded, and walks it from the outputs with the walk of ``plot_dot_graph``
    (``dezero_kr.graph``).  Sorted by ``generation`` the walked Functions are in
    topological order.
-2. With ``dynamic_batch=True`` it runs the model a second time on the example
-   batch with one row more (N + 1 instead of N).  The two graphs must be the
-   same Functions in the same order (else the forward depends on something the
-   export cannot see, and it says so); a dimension that differs between them
-   is a multiple of the batch, and is written batch-agnostic (``-1`` in a
-   ``Reshape``, or computed from ``Shape(input)`` at run time).
+2. With ``dynamic_batch=True`` it runs the model twice more, on the example
+   batch with its rows repeated to N + 1 and to 2N + 2 rows.  The three graphs
+   must be the same Functions in the same order, with the same indices and
+   constants (else the forward depends on something the export cannot see, and
+   it says so).  Every dimension must be ``k * batch + c`` with the same k and
+   c in all three runs: one that is not (``x.shape[0] // 2``) is refused, and
+   one that differs is written batch-agnostic (``-1`` in a ``Reshape``, or
+   computed from ``Shape(input)`` at run time).
 3. Each Function becomes ONNX nodes through the converter registered for its
    class (``_CONVERTERS``; ``register`` adds one, ``mapping_table`` lists them).
    Parameters become initializers named by their paths (``l1/W``,
    ``h0/attn/c_attn/W``: the keys of ``save_weights``), other constants
-   initializers named ``const``, ``const_1``, ...
+   initializers named ``const``, ``const_1``, ...  Input and output names are
+   kept as given; a weight or helper value whose name they take gets ``_1``.
 4. The model is written atomically (``fileio.atomic_write``): an error
    anywhere leaves no file, and an old file at ``path`` untouched.
 
@@ -35,7 +38,7 @@ from dezero_kr import operators as _ops
 from dezero_kr import transformer as _tf
 from dezero_kr.core import Parameter, Variable, using_config
 from dezero_kr.fileio import atomic_write
-from dezero_kr.dot import _CONST_STYLE, _FUNC_STYLE, _VAR_STYLE, _escape, _walk
+from dezero_kr.dot import dot_node, walk_graph
 from dezero_kr.layers import Layer
 
 __all__ = ['export', 'register', 'mapping_table', 'to_dot', 'ExportError', 'MIN_OPSET', 'MAX_OPSET',
@@ -116,12 +119,15 @@ def export(model, example_inputs, path, *, input_names=None, output_names=None, 
     ImportError without the ``onnx`` package (naming ``dezero_kr[onnx]``),
     ``ExportError`` (a ValueError) for a Function with no ONNX mapping (naming
     the class and the output it feeds), an output that depends on no input, a
-    graph that changes with the batch size, or a bad opset / name list.  An
-    error leaves no file behind.  The file is written by
-    ``fileio.atomic_write``: an existing file keeps its mode and owner, a
-    symbolic link is written through, and a FIFO, device (``/dev/null``) or
-    directory at ``path`` is refused (``FileExistsError``,
-    ``IsADirectoryError``), never replaced.
+    graph that changes with the batch size, a dimension that is not
+    ``k * batch + c`` (Python arithmetic on ``x.shape[0]``), a model that fails
+    on the other batch sizes, a name that is not UTF-8 (a lone surrogate), or
+    ValueError for a bad opset / name list (an input and an output of one
+    name).  An error leaves no file behind; a file it writes loads in ONNX
+    Runtime.  The file is written by ``fileio.atomic_write``: an existing file
+    keeps its mode and owner, a symbolic link is written through, and a FIFO,
+    device (``/dev/null``) or directory at ``path`` is refused
+    (``FileExistsError``, ``IsADirectoryError``), never replaced.
     """
     onnx = _require_onnx()
     opset = _check_opset(opset)
@@ -131,10 +137,9 @@ def export(model, example_inputs, path, *, input_names=None, output_names=None, 
     trace = _trace(model, arrays)
     input_names = _check_names('input_names', input_names, 'input', len(arrays))
     output_names = _check_names('output_names', output_names, 'output', len(trace.outputs))
-    twin = None
-    if dynamic_batch:
-        twin = _trace(model, [np.concatenate([a, a[:1]]) for a in arrays])
-    b = _Builder(onnx, opset, trace, twin, _param_paths(model))
+    _check_disjoint(input_names, output_names)
+    twins = _twin_traces(model, arrays, trace) if dynamic_batch else []
+    b = _Builder(onnx, opset, trace, twins, _param_paths(model))
     graph = b.build(input_names, output_names)
     proto = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid('', opset)],
                                    producer_name='dezero_kr', doc_string=_doc(model))
@@ -146,7 +151,8 @@ def export(model, example_inputs, path, *, input_names=None, output_names=None, 
 
 
 def _doc(model):
-    return f'{type(model).__name__} exported by dezero_kr.onnx.export'
+    name = type(model).__name__.encode('utf-8', 'backslashreplace').decode('utf-8')
+    return f'{name} exported by dezero_kr.onnx.export'
 
 
 def _check_opset(opset):
@@ -180,7 +186,33 @@ def _check_names(what, names, prefix, n):
     if len(names) != n or len(set(names)) != n or not all(isinstance(s, str) and s for s in names):
         raise ValueError(f'export: {what} must be {n} distinct non-empty strings (one per '
                          f'{prefix}), got {names!r}')
+    for i, name in enumerate(names):
+        _check_utf8(name, f'{what}[{i}]', 'use a name of real characters', ValueError)
     return names
+
+
+def _check_disjoint(input_names, output_names):
+    # ONNX Runtime refuses a file where an output and an input have one name ("Duplicate
+    # definition"); an output that is an input is written as an Identity under its own name
+    shared = next((name for name in output_names if name in input_names), None)
+    if shared is not None:
+        raise ValueError(f'export: {shared!r} is the name of an input and of an output; an ONNX '
+                         f'file gives every value one name: pass input_names= and output_names= '
+                         f'that share none')
+
+
+def _check_utf8(name, what, todo, error=None):
+    """``name``, or ``error`` (ExportError) if it cannot be written as UTF-8 (a lone surrogate:
+    protobuf would raise a UnicodeEncodeError naming nothing)."""
+    try:
+        name.encode('utf-8')
+    except UnicodeEncodeError as e:
+        code = ord(name[e.start])
+        raise (error or ExportError)(
+            f'export: {what} {name!r} cannot be written: ONNX stores names as UTF-8, and this '
+            f'one holds a lone surrogate (U+{code:04X}, as bytes decoded with '
+            f"errors='surrogateescape' give); {todo}") from None
+    return name
 
 
 def _check_batch(arrays):
@@ -213,6 +245,30 @@ class _Trace:
         self.batch = inputs[0].shape[0] if inputs[0].ndim else None
 
 
+def _twin_traces(model, arrays, trace):
+    """The runs on the example rows repeated to N + 1 and 2N + 2 rows, each checked to record
+    the Functions of ``trace``: three batch sizes, so a dimension computed from the batch by
+    Python arithmetic (``N // 2``) is caught, where two sizes fit any dimension to
+    ``k * batch + c``."""
+    n = arrays[0].shape[0]
+    sizes = (n + 1, 2 * n + 2)
+    twins = []
+    for size in sizes:
+        rows = np.arange(size) % n
+        try:
+            twins.append(_trace(model, [a[rows] for a in arrays]))
+        except Exception as e:  # the model's own error, whatever its type: explained, chained
+            raise ExportError(
+                f'export: the model ran on the example batch of {n} but raised '
+                f'{type(e).__name__} on batch {size}, one of the runs with other batch sizes '
+                f'{sizes} that find which axes are the batch (dynamic_batch=True): {e}\n'
+                f'  what to do: a layer that keeps a state between calls (L.RNN, L.LSTM) must '
+                f'start the forward with reset_state(); a forward that runs on one batch size '
+                f'only can be exported with dynamic_batch=False') from e
+        _match(trace, twins[-1])
+    return twins
+
+
 def _trace(model, arrays):
     inputs = [Variable(a) for a in arrays]
     with using_config('train', False), using_config('enable_backprop', True):
@@ -222,7 +278,7 @@ def _trace(model, arrays):
         if not isinstance(y, Variable):
             raise TypeError(f'export: the model must return Variables; output #{i} is '
                             f'{type(y).__name__}')
-    walk = _walk(outputs, None, False)
+    walk = walk_graph(outputs)
     funcs = sorted(walk.funcs, key=lambda f: f.generation)  # stable: BFS order within a level
     return _Trace(inputs, outputs, funcs, walk.consumer)
 
@@ -242,20 +298,18 @@ class _BatchDim:
         return text if self.c == 0 else f'{text}{self.c:+d}'
 
 
-def _dims(shape1, shape2, n1, n2):
-    """``shape1`` with every dimension that differs in ``shape2`` as a ``_BatchDim``."""
-    if shape2 is None:
-        return list(shape1)
+def _dims(shapes, batches):
+    """The first of ``shapes`` (one per run, of batch sizes ``batches``) with every dimension
+    that differs between the runs as a ``_BatchDim``, and ``None`` for one that is not the same
+    ``k * batch + c`` in every run (nor the same number)."""
     dims = []
-    for d1, d2 in zip(shape1, shape2):
-        if d1 == d2:
-            dims.append(int(d1))
-            continue
-        k, r = divmod(d1 - d2, n1 - n2)
-        if r:
-            raise ExportError(f'export: a dimension is {d1} for batch {n1} but {d2} for batch {n2}: '
-                              f'not a multiple of the batch; export with dynamic_batch=False')
-        dims.append(_BatchDim(int(k), int(d1 - k * n1)))
+    for sizes in zip(*shapes):
+        k, r = divmod(sizes[1] - sizes[0], batches[1] - batches[0]) if len(sizes) > 1 else (0, 0)
+        c = sizes[0] - k * batches[0]
+        if r or any(d != k * n + c for d, n in zip(sizes, batches)):
+            dims.append(None)
+        else:
+            dims.append(int(c) if k == 0 else _BatchDim(int(k), int(c)))
     return dims
 
 
@@ -265,22 +319,27 @@ def _dims(shape1, shape2, n1, n2):
 class _Builder:
     """Collects nodes and initializers while the converters run, one Function at a time."""
 
-    def __init__(self, onnx, opset, trace, twin, param_paths):
+    def __init__(self, onnx, opset, trace, twins, param_paths):
         self.onnx, self.helper, self.opset = onnx, onnx.helper, opset
-        self.trace, self.twin, self.param_paths = trace, twin, param_paths
+        self.trace, self.twins, self.param_paths = trace, twins, param_paths
+        self.batches = [t.batch for t in [trace] + twins]
         self.nodes, self.inits, self.names = [], [], set()
+        self._paths = set(param_paths.values())  # kept for the parameters: no helper takes one
         self.values = {}         # Variable -> ONNX name
         self.index_inputs = {}   # id(array of an input) -> its ONNX name (token ids, ...)
         self._consts = {}        # id(array) -> (array, name): one initializer per array
         self._batch = None
-        self.f = self.f2 = None  # the Function being converted, and its twin
+        self.f, self.f2s = None, []  # the Function being converted, and its twins
         self.f_tag = 'export'
 
     # --- names ---------------------------------------------------------------
-    def fresh(self, hint):
-        """A new unique value name from ``hint``."""
+    def fresh(self, hint, path=False):
+        """A new unique value name from ``hint``: ``hint``, else ``hint_1``, ``hint_2``, ...
+        Only a parameter (``path=True``) takes a name that is a parameter's path, so the
+        weights keep their paths unless an input or output name took one."""
+        _check_utf8(hint, 'the name', 'rename what has that name')
         name, i = hint, 0
-        while name in self.names:
+        while name in self.names or (not path and name in self._paths):
             i += 1
             name = f'{hint}_{i}'
         self.names.add(name)
@@ -313,7 +372,10 @@ class _Builder:
         known = self._consts.get(id(arr))
         if known is not None and known[0] is arr:
             return known[1]
-        name = self.fresh(self.param_paths.get(id(value), hint))  # a BatchNorm statistic
+        path = self.param_paths.get(id(value))  # a parameter's array, or a BatchNorm statistic
+        if path is not None:
+            _check_utf8(path, 'the parameter path', 'rename the layer attribute')
+        name = self.fresh(hint if path is None else path, path is not None)
         self.inits.append(self.onnx.numpy_helper.from_array(_contiguous(arr), name))
         self._consts[id(arr)] = (arr, name)
         return name
@@ -339,29 +401,36 @@ class _Builder:
         (a parameter under its path, any other constant under its name or ``const``)."""
         name = self.values.get(v)
         if name is None:
-            path = self.param_paths.get(id(v))
-            name = self.const(v.data, hint=path or v.name or 'const')
+            name = self.const(v.data, hint=self.param_paths.get(id(v)) or v.name or 'const')
             self.values[v] = name
         return name
 
     # --- shapes ----------------------------------------------------------------
     def out_dims(self, i=0):
-        """Output ``i`` of the current Function's shape, batch multiples as ``_BatchDim``."""
-        y = self.f.outputs[i]()
-        y2 = self.f2.outputs[i]() if self.f2 is not None else None
-        return self._shape_dims(y, y2)
-
-    def _shape_dims(self, v, v2):
-        if v2 is None:
-            return list(v.shape)
-        return _dims(v.shape, v2.shape, self.trace.batch, self.twin.batch)
+        """Output ``i`` of the current Function's shape, batch multiples as ``_BatchDim``;
+        an ExportError if a dimension is not the same ``k * batch + c`` in every run."""
+        ys = [g.outputs[i]() for g in [self.f] + self.f2s]
+        if any(y is None for y in ys):  # an output nobody kept in one of the runs
+            return list(ys[0].shape)
+        dims = _dims([y.shape for y in ys], self.batches)
+        if None in dims:
+            axis = dims.index(None)
+            shapes = [f'{y.shape} for batch {n}' for y, n in zip(ys, self.batches)]
+            raise self.error(
+                f'has an output of shape {", ".join(shapes[:-1])} and {shapes[-1]}: axis {axis} '
+                f'{tuple(y.shape[axis] for y in ys)} is not k * batch + c, so the forward '
+                f'computed it from the batch size by Python arithmetic (x.shape[0] // 2) that '
+                f'the file cannot repeat for another batch',
+                'keep the batch on an axis of its own (x.shape[0] or -1 in a reshape), or '
+                'export with dynamic_batch=False to fix the batch')
+        return dims
 
     def batch_size(self):
         """A 1-D int64 tensor [N]: the batch size of the run (axis 0 of the first input)."""
         if self._batch is None:
             f, self.f = self.f, None
-            self._batch = self.one('Shape', [self.values[self.trace.inputs[0]]], 'batch_size',
-                                   start=0, end=1)
+            self._batch = self.one('Shape', [self.values[self.trace.inputs[0]]],
+                                   self.fresh('batch_size'), start=0, end=1)
             self.f = f
         return self._batch
 
@@ -399,22 +468,20 @@ class _Builder:
             return self.one(op, [x, self.ints(list(axes), 'axes')], out, keepdims=keep)
         return self.one(op, [x], out, axes=list(axes), keepdims=keep)
 
-    def twin_attr(self, name):
-        """Attribute ``name`` of the current Function and of its twin (None without a twin)."""
-        return getattr(self.f, name), (getattr(self.f2, name) if self.f2 is not None else None)
-
     def same_const(self, name):
-        """The attribute ``name`` (a mask, a constant operand), refused if it differs in the run
-        with the other batch size (then the forward computed it from the input's values or its
+        """The attribute ``name`` (a mask, a constant operand), refused if it differs in a run
+        with another batch size (then the forward computed it from the input's values or its
         batch size, outside the graph, and the file would hold one run's number)."""
-        a, a2 = self.twin_attr(name)
-        if self.f2 is not None and not _same_value(a, a2):
-            raise self.error(f'has a constant {name} that differs between the run with batch '
-                             f'{self.trace.batch} (shape {np.shape(a)}) and the run with batch '
-                             f'{self.twin.batch} (shape {np.shape(a2)}): the forward computed it from '
-                             f'the input outside the graph (x.data, x.shape, float(x))',
-                             'compute it with dezero_kr operations on the input Variables, or '
-                             'export with dynamic_batch=False if only the batch size is baked in')
+        a = getattr(self.f, name)
+        for f2, n2 in zip(self.f2s, self.batches[1:]):
+            a2 = getattr(f2, name)
+            if not _same_value(a, a2):
+                raise self.error(f'has a constant {name} that differs between the run with batch '
+                                 f'{self.trace.batch} (shape {np.shape(a)}) and the run with batch '
+                                 f'{n2} (shape {np.shape(a2)}): the forward computed it from '
+                                 f'the input outside the graph (x.data, x.shape, float(x))',
+                                 'compute it with dezero_kr operations on the input Variables, or '
+                                 'export with dynamic_batch=False if only the batch size is baked in')
         return a
 
     # --- errors ----------------------------------------------------------------
@@ -431,9 +498,9 @@ class _Builder:
         out_of = {}
         for y, name in zip(self.trace.outputs, output_names):
             out_of.setdefault(y, name)
-        twins = _match(self.trace, self.twin)
+        twins = list(zip(*(t.funcs for t in self.twins))) or [[]] * len(self.trace.funcs)
         for k, f in enumerate(self.trace.funcs):
-            self._convert(k, f, twins.get(f), out_of)
+            self._convert(k, f, list(twins[k]), out_of)
         self._finish_outputs(output_names, out_of)
         self._check_connected(input_names, output_names)
         return self.helper.make_graph(
@@ -447,9 +514,9 @@ class _Builder:
             self.values[x] = name
             self.index_inputs[id(x.data)] = name
 
-    def _convert(self, k, f, f2, out_of):
+    def _convert(self, k, f, f2s, out_of):
         entry = _CONVERTERS.get(type(f))
-        self.f, self.f2, self.f_tag = f, f2, f'{type(f).__name__}_{k}'
+        self.f, self.f2s, self.f_tag = f, f2s, f'{type(f).__name__}_{k}'
         if entry is None:
             raise self.error('has no ONNX mapping',
                              'export the part of the model before it (return the scores, not the '
@@ -467,7 +534,10 @@ class _Builder:
             if y is not None:
                 self.values[y] = name
         entry[1](self, f, ins, outs)
-        self.f = self.f2 = None
+        for i, ref in enumerate(f.outputs if f2s else ()):  # refused if not k * batch + c,
+            if ref() is not None:                             # whatever the converter read
+                self.out_dims(i)
+        self.f, self.f2s = None, []
 
     def _inputs(self, f):
         """The ONNX names of ``f``'s inputs, each floating input cast to the output's dtype where
@@ -511,11 +581,12 @@ class _Builder:
                     f'example_inputs')
 
     def _value_infos(self, variables, names, is_input):
-        twin_vars = (self.twin.inputs if is_input else self.twin.outputs) if self.twin else None
+        runs = [t.inputs if is_input else t.outputs for t in self.twins]
         infos = []
         for i, (v, name) in enumerate(zip(variables, names)):
-            dims = self._shape_dims(v, twin_vars[i] if twin_vars else None)
-            shape = [d if isinstance(d, int) else (repr(d) if d.c == 0 else None) for d in dims]
+            # every dimension was checked: the Function that made it (or an input: axis 0)
+            dims = _dims([v.shape] + [r[i].shape for r in runs], self.batches)
+            shape = [d if isinstance(d, int) else (repr(d) if d and d.c == 0 else None) for d in dims]
             infos.append(self.helper.make_tensor_value_info(
                 name, _tensor_type(self.helper, v.dtype), shape))
         return infos
@@ -554,9 +625,8 @@ def _reaches_input(name, producers, inputs):
 
 
 def _match(trace, twin):
-    """``{f: its twin}``: the two traces must be the same Functions in the same order."""
-    if twin is None:
-        return {}
+    """ExportError unless ``twin`` (a run with another batch size) recorded the Functions of
+    ``trace`` in the same order, reading the same constants."""
     sig1 = [(type(f).__name__, len(f.inputs), len(f.outputs)) for f in trace.funcs]
     sig2 = [(type(f).__name__, len(f.inputs), len(f.outputs)) for f in twin.funcs]
     if sig1 != sig2:
@@ -565,8 +635,9 @@ def _match(trace, twin):
             f'export: the recorded graph changes with the batch size ({len(sig1)} Functions for '
             f'batch {trace.batch}, {len(sig2)} for batch {twin.batch}; they first differ at '
             f'Function #{k}): the forward depends on Python values the export cannot see (the '
-            f'batch size, the data, a Python loop over rows). Export with dynamic_batch=False to '
-            f'fix the batch, or write the forward without them')
+            f'batch size, the data, a Python loop over rows, or the state a layer kept from the '
+            f'run before: call reset_state() at the start of the forward of L.RNN, L.LSTM). '
+            f'Export with dynamic_batch=False to fix the batch, or write the forward without them')
     for f, f2 in zip(trace.funcs, twin.funcs):
         for x, x2 in zip(f.inputs, f2.inputs):
             if x.creator is None and all(x is not i for i in trace.inputs) \
@@ -578,7 +649,6 @@ def _match(trace, twin):
                     f'(x.data, x.shape, numpy).\n  where: {_where(f, trace)}\n  what to do: build it '
                     f'with dezero_kr operations on the input, or export with dynamic_batch=False '
                     f'if only the batch size is baked in')
-    return dict(zip(trace.funcs, twin.funcs))
 
 
 def _where(f, trace, hops=4):
@@ -792,12 +862,13 @@ def _concat(b, f, ins, outs):
 def _get_item(b, f, ins, outs):
     items = f.slices if isinstance(f.slices, tuple) else (f.slices,)
     if _ops._is_basic_index(items):
-        if b.f2 is not None and repr(b.f2.slices) != repr(f.slices):
-            raise b.error(f'has the index {_index_text(items)} for batch {b.trace.batch} but '
-                          f'{_index_text(b.f2.slices if isinstance(b.f2.slices, tuple) else (b.f2.slices,))} '
-                          f'for batch {b.twin.batch}: the forward computed it from the input',
-                          'index with numbers that do not depend on the batch, or export with '
-                          'dynamic_batch=False')
+        for f2, n2 in zip(b.f2s, b.batches[1:]):
+            if repr(f2.slices) != repr(f.slices):
+                items2 = f2.slices if isinstance(f2.slices, tuple) else (f2.slices,)
+                raise b.error(f'has the index {_index_text(items)} for batch {b.trace.batch} but '
+                              f'{_index_text(items2)} for batch {n2}: the forward computed it '
+                              f'from the input', 'index with numbers that do not depend on the '
+                              'batch, or export with dynamic_batch=False')
         _basic_index(b, f, ins, outs, items)
         return
     arrays = [i for i, s in enumerate(items) if isinstance(s, np.ndarray)]
@@ -1018,9 +1089,8 @@ def to_dot(model_proto):
     def value(name):
         if name not in ids:
             ids[name] = len(ids) + 1
-            text = _escape(f'{name}: {labels[name]}' if name in labels else name)
-            style = _CONST_STYLE if name in constants else _VAR_STYLE
-            lines.append(f'{ids[name]} [label="{text}", {style}]')
+            text = f'{name}: {labels[name]}' if name in labels else name
+            lines.append(dot_node(ids[name], text, 'const' if name in constants else 'var'))
         return ids[name]
 
     for vi in g.input:
@@ -1028,7 +1098,7 @@ def to_dot(model_proto):
     for node in g.node:
         nid = len(ids) + 1
         ids[(node.name, nid)] = nid
-        lines.append(f'{nid} [label="{_escape(node.op_type)}", {_FUNC_STYLE}]')
+        lines.append(dot_node(nid, node.op_type, 'func'))
         lines.extend(f'{value(i)} -> {nid}' for i in node.input if i)
         lines.extend(f'{nid} -> {value(o)}' for o in node.output)
     lines += ['}', '']

@@ -747,3 +747,13 @@ def test_higher_order_tanh_pictures_label_their_seeds_and_constant():
     gx = MAKE_GRAPHS.tanh_grad(3)
     t = np.tanh(1.0)
     np.testing.assert_allclose(gx.data, (1 - t ** 2) * (6 * t ** 2 - 2), rtol=1e-14)
+
+
+def test_dot_node_is_a_node_line_of_get_dot_graph():
+    x = Variable(np.ones((2, 3), np.float32), name='x "1"')
+    lines = dot.get_dot_graph(exp(x)).splitlines()
+    assert dot.dot_node(3, 'x "1": (2, 3) float32', 'var') in lines
+    assert dot.dot_node(2, 'Exp', 'func') in lines
+    assert dot.dot_node(5, 'c', 'const') == '5 [label="c", color=lightgray, style=filled]'
+    with pytest.raises(ValueError, match="kind must be 'var', 'const' or 'func', got 'box'"):
+        dot.dot_node(1, 'Exp', 'box')

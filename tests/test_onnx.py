@@ -20,7 +20,7 @@ import dezero_kr.functions as F
 import dezero_kr.layers as L
 import dezero_kr.onnx as dx
 import dezero_kr
-from dezero_kr import Variable, models, no_grad
+from dezero_kr import Parameter, Variable, models, no_grad
 from dezero_kr.transformer import CausalSelfAttention, GPT, MICROGPT
 
 from _subproc import ROOT, python_env
@@ -168,6 +168,65 @@ def test_reshape_that_hard_codes_the_batch_is_written_batch_agnostic(tmp_path):
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == 'batch'
 
 
+# Python arithmetic on the batch size: export runs batches N, N + 1 and 2N + 2, and every dimension
+# and index must be the same k * batch + c at all three, else the file would hold one run's number
+# (issue 34: for batch 8 ONNX Runtime returned 2 rows where the model returned 4).
+BATCH_ARITHMETIC = {
+    'slice to half the batch': lambda x: x[:x.shape[0] // 2] * 2,
+    'slice to half the batch, rounded up': lambda x: x[:(x.shape[0] + 1) // 2] * 2,
+    'reshape to half the batch': lambda x: F.reshape(x, (x.shape[0] // 2, -1)),
+    'reshape to a third of the batch': lambda x: F.reshape(x, (x.shape[0] // 3, -1)),
+    'a sum over half the batch': lambda x: F.sum(x[:x.shape[0] // 2], axis=0),
+}
+
+
+@pytest.mark.parametrize('name', sorted(BATCH_ARITHMETIC))
+@pytest.mark.parametrize('batch', range(1, 9))
+def test_batch_arithmetic_gives_a_correct_file_or_an_error_never_a_wrong_one(tmp_path, name, batch):
+    forward = BATCH_ARITHMETIC[name]
+    path = tmp_path / 'm.onnx'
+    try:
+        reference(forward, [randn(batch, 6)])
+    except ValueError:  # the forward itself fails on this batch (a reshape to 0 rows)
+        return
+    try:
+        dx.export(forward, randn(batch, 6, seed=batch), path)
+    except dx.ExportError as e:
+        assert 'batch' in str(e)
+        assert_no_file(tmp_path)
+        return
+    for n in (12, 24, 36):  # batch sizes export never ran: multiples of 2 and 3
+        x = randn(n, 6, seed=n)
+        np.testing.assert_array_equal(run_ort(path, [x])[0], reference(forward, [x])[0])
+
+
+def test_a_slice_computed_from_the_batch_is_refused_naming_the_index(tmp_path):
+    with pytest.raises(dx.ExportError) as e:
+        dx.export(BATCH_ARITHMETIC['slice to half the batch'], randn(4, 6), tmp_path / 'm.onnx')
+    assert str(e.value) == (
+        'export: GetItem (dezero_kr.operators) has the index [slice(None, 2, None)] for batch 4 but '
+        '[slice(None, 5, None)] for batch 10: the forward computed it from the input.\n'
+        '  where: GetItem((4, 6) float32) -> (2, 6) float32 -> MulConstant -> (2, 6) float32 = '
+        'model output #0\n'
+        '  what to do: index with numbers that do not depend on the batch, or export with '
+        'dynamic_batch=False')
+    assert_no_file(tmp_path)
+
+
+def test_a_reshape_to_a_dimension_computed_from_the_batch_is_refused_naming_the_values(tmp_path):
+    with pytest.raises(dx.ExportError) as e:
+        dx.export(BATCH_ARITHMETIC['reshape to half the batch'], randn(4, 6), tmp_path / 'm.onnx')
+    assert str(e.value) == (
+        'export: Reshape (dezero_kr.operators) has an output of shape (2, 12) for batch 4, '
+        '(2, 15) for batch 5 and (5, 12) for batch 10: axis 0 (2, 2, 5) is not k * batch + c, so '
+        'the forward computed it from the batch size by Python arithmetic (x.shape[0] // 2) that '
+        'the file cannot repeat for another batch.\n'
+        '  where: Reshape((4, 6) float32) -> (2, 12) float32 = model output #0\n'
+        '  what to do: keep the batch on an axis of its own (x.shape[0] or -1 in a reshape), or '
+        'export with dynamic_batch=False to fix the batch')
+    assert_no_file(tmp_path)
+
+
 def test_transpose(tmp_path):
     check(tmp_path, lambda x: F.transpose(x, (0, 2, 1)) + x.T.T.transpose(0, 2, 1),
           maker((3, 4)), ops={'Transpose'})
@@ -175,7 +234,8 @@ def test_transpose(tmp_path):
 
 @pytest.mark.parametrize('index', [
     (slice(None), 1), (Ellipsis, slice(1, None, 2)), (slice(None), None, slice(None, -1)),
-    (slice(None), slice(None, None, -1), 2), -1, (slice(1, None),), (0, Ellipsis, None)])
+    (slice(None), slice(None, None, -1), 2), -1, (slice(1, None),), (0, Ellipsis, None),
+    slice(None, 2), slice(-2, None)])  # fixed rows of the batch: the same for any batch >= 2
 def test_get_item_basic_slicing(tmp_path, index):
     check(tmp_path, lambda x: x[index] * 2, maker((3, 4)), ops={'Slice'})
 
@@ -473,6 +533,76 @@ def test_names_and_several_inputs_and_outputs(tmp_path):
     assert [o.name for o in proto.graph.output] == ['sum', 'twice', 'same']
 
 
+class _Scaled(L.Layer):
+    """A parameter named ``batch_size``, where the file also needs the run's batch size."""
+
+    def __init__(self):
+        super().__init__()
+        self.batch_size = Parameter(randn(4, seed=14))
+
+    def forward(self, x):
+        return F.broadcast_to(F.reshape(x, (x.shape[0], 1, 4)), (x.shape[0], 3, 4)) * self.batch_size
+
+
+def _spread(x):
+    return F.broadcast_to(F.reshape(x, (x.shape[0], 1, 4)), (x.shape[0], 3, 4))
+
+
+@pytest.mark.parametrize('model, kw', [
+    (_Scaled(), {}), (_spread, dict(input_names=['batch_size'])),
+    (_spread, dict(output_names=['batch_size'])),
+    (_spread, dict(input_names=['batch_size_1'], output_names=['batch_size']))])
+def test_a_name_batch_size_is_kept_and_the_file_loads(tmp_path, model, kw):
+    proto = check(tmp_path, model, maker((4,)), ops={'Shape', 'Expand'}, **kw)  # ORT loads it
+    names = [v.name for v in proto.graph.input] + [v.name for v in proto.graph.output]
+    assert names == kw.get('input_names', ['input0']) + kw.get('output_names', ['output0'])
+    if isinstance(model, _Scaled):  # the parameter keeps its path; the helper value moves aside
+        assert [i.name for i in proto.graph.initializer if i.dims == [4]] == ['batch_size']
+    shape_outputs = [n.output[0] for n in proto.graph.node if n.op_type == 'Shape']
+    assert len(shape_outputs) == 1 and shape_outputs[0] not in names + ['batch_size']
+
+
+@pytest.mark.parametrize('kw, name', [
+    (dict(input_names=['x'], output_names=['x']), 'x'),
+    (dict(input_names=['output0']), 'output0'),
+    (dict(output_names=['input0']), 'input0')])
+def test_an_output_named_like_an_input_is_refused(tmp_path, kw, name):
+    with pytest.raises(ValueError) as e:
+        dx.export(lambda x: x * 2, randn(2, 3), tmp_path / 'm.onnx', **kw)
+    assert str(e.value) == (
+        f"export: {name!r} is the name of an input and of an output; an ONNX file gives every value "
+        f"one name: pass input_names= and output_names= that share none")
+    assert_no_file(tmp_path)
+
+
+def test_a_lone_surrogate_in_an_input_name_is_refused_naming_it(tmp_path):
+    with pytest.raises(ValueError) as e:
+        dx.export(lambda x: x * 2, randn(2, 3), tmp_path / 'm.onnx', input_names=['x\udc80'])
+    assert str(e.value) == (
+        "export: input_names[0] 'x\\udc80' cannot be written: ONNX stores names as UTF-8, and "
+        "this one holds a lone surrogate (U+DC80, as bytes decoded with errors='surrogateescape' "
+        "give); use a name of real characters")
+    assert_no_file(tmp_path)
+
+
+def test_a_lone_surrogate_in_a_layer_name_is_refused_naming_the_parameter(tmp_path):
+    class Odd(L.Layer):
+        def __init__(self):
+            super().__init__()
+            setattr(self, 'l\udc80', L.Linear(2, in_size=3))  # a name from os.listdir, say
+
+        def forward(self, x):
+            return getattr(self, 'l\udc80')(x)
+
+    with pytest.raises(dx.ExportError) as e:
+        dx.export(Odd(), randn(2, 3), tmp_path / 'm.onnx')
+    assert str(e.value) == (
+        "export: the parameter path 'l\\udc80/W' cannot be written: ONNX stores names as UTF-8, "
+        "and this one holds a lone surrogate (U+DC80, as bytes decoded with "
+        "errors='surrogateescape' give); rename the layer attribute")
+    assert_no_file(tmp_path)
+
+
 def test_fixed_batch(tmp_path):
     proto = check(tmp_path, lambda x: F.reshape(x, (2, -1)) * 2, maker((3, 4)), dynamic_batch=False)
     assert [d.dim_value for d in proto.graph.input[0].type.tensor_type.shape.dim] == [2, 3, 4]
@@ -544,6 +674,41 @@ def test_an_input_read_outside_the_graph_is_refused(tmp_path):
 def test_a_forward_that_depends_on_values_the_export_cannot_see_is_refused(tmp_path, forward):
     with pytest.raises(dx.ExportError, match='batch'):
         dx.export(forward, randn(3, 4), tmp_path / 'm.onnx')
+    assert_no_file(tmp_path)
+
+
+def _lstm_without_reset():
+    np.random.seed(15)
+    lstm = L.LSTM(3, in_size=2)
+
+    def f(xs):  # no lstm.reset_state(): the second run starts from the first run's state
+        for t in range(xs.shape[1]):
+            h = lstm(xs[:, t])
+        return h
+    return f
+
+
+def test_a_model_that_fails_on_the_other_batch_size_is_explained(tmp_path):
+    with pytest.raises(dx.ExportError) as e:
+        dx.export(_lstm_without_reset(), randn(2, 4, 2), tmp_path / 'm.onnx')
+    assert str(e.value) == (
+        'export: the model ran on the example batch of 2 but raised ValueError on batch 3, one of '
+        'the runs with other batch sizes (3, 6) that find which axes are the batch '
+        '(dynamic_batch=True): Add.forward failed for input shapes [(3, 3), (2, 3)]: operands could '
+        'not be broadcast together with shapes (3,3) (2,3) \n'
+        '  what to do: a layer that keeps a state between calls (L.RNN, L.LSTM) must start the '
+        'forward with reset_state(); a forward that runs on one batch size only can be exported '
+        'with dynamic_batch=False')
+    assert isinstance(e.value.__cause__, ValueError)
+    assert_no_file(tmp_path)
+
+
+def test_a_stateful_layer_without_reset_on_a_batch_of_one_is_refused_naming_reset_state(tmp_path):
+    # batch 1: the old (1, 3) state broadcasts against the new rows, so nothing fails; the graph of
+    # the second run holds the first run's too, and the comparison of the two refuses it
+    with pytest.raises(dx.ExportError, match='changes with the batch size') as e:
+        dx.export(_lstm_without_reset(), randn(1, 4, 2), tmp_path / 'm.onnx')
+    assert 'the state a layer kept from the run before: call reset_state()' in str(e.value)
     assert_no_file(tmp_path)
 
 
