@@ -109,6 +109,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         _note('중단했습니다 (Ctrl-C).')
         return 130
+    except RuntimeError as e:  # 기준 답이 없거나 통과하지 못한다: 답이 아니라 확인기의 문제
+        _note(f'확인기 오류: {e}')
+        return 2
     if not _write(message + '\n'):
         _note(message)  # stdout을 쓸 수 없으면 판정은 stderr로
     return 0 if ok else 1

@@ -14,6 +14,14 @@
 
 그래서 정답과 확인이 어긋날 수 없다. 문제 묶음(고지)마다 이 폴더에 모듈이 하나 있고,
 모듈 안에서 ``@exercise(번호, 제목, 스텁)``으로 문제를 등록한다.
+
+학습자의 파일은 확인기의 프로세스에서 돌지 않는다(``run(ID, path=...)``). 확인 함수를
+두 번 돌린다: 확인기의 프로세스에서 정답 파일로 돌려 확인마다 기대값과 허용을 모으고
+(``expected_checks``), 자식 프로세스(``child.py``, ``sandbox.py``)에서 학습자의 파일로
+돌려 확인마다 받은 값을 돌려받는다. 비교와 판정은 확인기가 한다. 그래서 답 코드가
+``np.abs``를 바꾸거나 ``sys.exit(0)``을 불러도 통과가 되지 않고, 끝나지 않으면 시간
+제한에서 자식의 프로세스 그룹째 끝낸다. 확인 함수의 차례(확인의 수와 순서)는 답에 따라
+달라지지 않아야 한다. ``t.true``의 조건만은 자식 안에서 계산된 참/거짓을 믿는다.
 """
 import contextlib
 import importlib
@@ -360,11 +368,15 @@ def _reference_module(group):
 
 def expected_checks(ident):
     """기준 답(docs/tutorial/answers/)으로 문제 ``ident``를 이 프로세스에서 돌려 얻은
-    확인의 목록 ``[(종류, 이름, 기대값, 허용), ...]``. 기준 답이 통과하지 못하면
-    RuntimeError (확인 코드의 잘못이다)."""
+    확인의 목록 ``[(종류, 이름, 기대값, 허용), ...]``. 기준 답 파일이 없거나 통과하지
+    못하면 RuntimeError (확인기 쪽의 잘못이다)."""
     ex = get(ident)
     steps_on_path()
-    t = _Reference(_reference_module(ident.split('.')[0]))
+    try:
+        reference = _reference_module(ident.split('.')[0])
+    except OSError as e:
+        raise RuntimeError(f'기준 답 파일을 읽을 수 없습니다: {e.filename} ({e.strerror})') from None
+    t = _Reference(reference)
     out = outcome(ex, t)
     if out['outcome'] != 'done':
         raise RuntimeError(f'기준 답이 {ident}의 확인을 통과하지 못했습니다:\n'
