@@ -14,6 +14,7 @@ by default, on each stage page).  So an answer and its check cannot drift apart:
 """
 import ast
 import functools
+import json
 import pathlib
 import re
 import shutil
@@ -407,6 +408,37 @@ def test_a_closed_pipe_gives_no_traceback(tmp_path):
     assert proc.wait(timeout=120) == 2, err
     assert 'Traceback' not in err and 'Exception ignored' not in err, err
     assert '출력을 쓸 수 없습니다' in err, err
+
+
+def test_values_cross_the_process_boundary_unchanged():
+    """What the child sends is what the answer returned: same type, dtype, shape and bits."""
+    import numpy as np
+    from exercises import sandbox
+    values = [1.5, float('inf'), 7, True, None, 'abc', Ellipsis, 2.0 ** 1020,
+              [1, (2.5, [None, ...])], (), np.float64(0.1), np.int64(-3), np.bool_(False),
+              np.array([[0.1, float('nan')], [1e-300, -0.0]]), np.arange(6, dtype=np.int32),
+              np.array([1.5, 2.25], dtype=np.float16), np.array(['a', 'bc'])]
+    for value in values:
+        back = sandbox.decode(json.loads(json.dumps(sandbox.encode(value))))
+        assert type(back) is type(value), value
+        if isinstance(value, np.ndarray):
+            assert back.dtype == value.dtype and back.shape == value.shape
+            assert back.tobytes() == value.tobytes()
+        elif isinstance(value, float) and value != value:
+            assert back != back
+        else:
+            assert back == value or back is value, value
+    nan = sandbox.decode(sandbox.encode(float('nan')))
+    assert nan != nan
+    variable = exercises.load_file  # any object without a number in it
+    shadow = sandbox.decode(sandbox.encode(variable))
+    assert repr(shadow) == repr(variable) and not hasattr(shadow, 'data')
+    assert shadow != shadow  # equal to nothing, so it never passes an equality check
+    from dezero_kr import Variable
+    v = sandbox.decode(sandbox.encode(Variable(np.array([1.0, 2.0]))))
+    assert v.data.tolist() == [1.0, 2.0] and repr(v).startswith('variable(')
+    with pytest.raises(ValueError, match='태그'):
+        sandbox.decode({'t': 'pickle', 'v': 'gASV'})
 
 
 def test_every_answer_passes_as_a_learner_runs_it(tmp_path):
