@@ -9,8 +9,14 @@
 확인하면, 맞으면 "통과"와 종료 코드 0, 틀리면 어느 확인이 얼마나(최대 절대 차이,
 기대값과 받은 값) 틀렸는지와 종료 코드 1을 낸다. 확인 코드는 steps/exercises/에 있고,
 정답(docs/tutorial/answers/)도 테스트에서 같은 확인을 지난다.
+
+답 파일은 따로 된 프로세스에서 --timeout초(기본 30초)까지 돌고, 받은 값만 돌려보낸다.
+기대값은 확인기가 정답으로 계산하고 비교도 확인기가 한다. 그래서 답 코드가 np.abs를
+바꾸거나 sys.exit(0)을 불러도 "통과"가 되지 않고, 끝나지 않으면 "시간 초과"로 실패한다.
+종료 코드: 0 통과, 1 실패, 2 잘못 부름(없는 id, 없는 파일), 130 Ctrl-C.
 """
 import argparse
+import os
 import pathlib
 import sys
 
@@ -21,39 +27,93 @@ sys.path.append(str(HERE.parent))  # 설치하지 않았어도 저장소의 deze
 import exercises  # noqa: E402  (위의 경로가 있어야 가져올 수 있다)
 
 
-def main(argv=None):
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = float('nan')
+    if not 0 < value < float('inf'):
+        raise argparse.ArgumentTypeError(f'0보다 큰 초여야 합니다: {text!r}')
+    return value
+
+
+def _parser():
     parser = argparse.ArgumentParser(
-        description='연습 문제 확인기', usage='%(prog)s --list | ID --stub | ID 답_파일.py')
+        description='연습 문제 확인기',
+        usage='%(prog)s --list | ID --stub | ID 답_파일.py [--timeout 초]')
     parser.add_argument('ident', nargs='?', metavar='ID', help='문제 id (예: stage4.5)')
     parser.add_argument('answer', nargs='?', help='확인할 답 파일 (.py)')
     parser.add_argument('--list', action='store_true', help='문제 id를 한 줄에 하나씩 출력')
     parser.add_argument('--stub', action='store_true', help='문제의 시작 파일을 출력')
-    args = parser.parse_args(argv)
-    if args.list:
-        for ex in exercises.all_exercises():
-            print(ex.id)
+    parser.add_argument('--timeout', type=_seconds, default=exercises.TIMEOUT, metavar='초',
+                        help=f'답 코드에 주는 시간 (기본 {exercises.TIMEOUT:g}초)')
+    return parser
+
+
+def _write(text):
+    """stdout에 쓴다. 쓸 수 없으면(닫힘, 끊긴 파이프) False."""
+    try:
+        if sys.stdout is None:
+            return False
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return True
+    except (OSError, ValueError):
+        # 끝날 때 파이썬이 다시 flush하다 traceback을 내지 않도록 stdout을 devnull로
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            sys.stdout = None
+        return False
+
+
+def _note(text):
+    """stderr에 쓴다 (쓸 수 없으면 그만둔다)."""
+    try:
+        print(text, file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _output(text):
+    """목록과 스텁: stdout에 못 쓰면 stderr에 알리고 2."""
+    if _write(text):
         return 0
+    _note('출력을 쓸 수 없습니다 (stdout이 닫혔거나 파이프가 끊겼습니다).')
+    return 2
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if args.list:
+        return _output(''.join(ex.id + '\n' for ex in exercises.all_exercises()))
     if args.ident is None:
-        parser.print_usage(sys.stderr)
+        _parser().print_usage(sys.stderr)
         return 2
     try:
         ex = exercises.get(args.ident)
     except KeyError as e:
-        print(e.args[0], file=sys.stderr)
+        _note(e.args[0])
         return 2
     if args.stub:
-        sys.stdout.write(ex.stub)
-        return 0
+        return _output(ex.stub)
     if args.answer is None:
-        print(f'확인할 답 파일을 주세요: python steps/check.py {ex.id} 내_답.py\n'
-              f'(시작 파일: python steps/check.py {ex.id} --stub > 내_답.py)',
-              file=sys.stderr)
+        _note(f'확인할 답 파일을 주세요: python steps/check.py {ex.id} 내_답.py\n'
+              f'(시작 파일: python steps/check.py {ex.id} --stub > 내_답.py)')
         return 2
     if not pathlib.Path(args.answer).is_file():
-        print(f'답 파일이 없습니다: {args.answer}', file=sys.stderr)
+        _note(f'답 파일이 없습니다: {args.answer}')
         return 2
-    ok, message = exercises.run(ex.id, path=args.answer)
-    print(message)
+    try:
+        ok, message = exercises.run(ex.id, path=args.answer, timeout=args.timeout)
+    except KeyboardInterrupt:
+        _note('중단했습니다 (Ctrl-C).')
+        return 130
+    except RuntimeError as e:  # 기준 답이 없거나 통과하지 못한다: 답이 아니라 확인기의 문제
+        _note(f'확인기 오류: {e}')
+        return 2
+    if not _write(message + '\n'):
+        _note(message)  # stdout을 쓸 수 없으면 판정은 stderr로
     return 0 if ok else 1
 
 

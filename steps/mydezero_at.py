@@ -13,12 +13,22 @@ steps/mydezero/의 파일은 하나뿐이고, 줄마다 "몇 단계부터 있는
     python steps/mydezero_at.py 45 /tmp/at45     /tmp/at45/mydezero/ 에 45단계 시점의 패키지
     python steps/mydezero_at.py --changes        단계마다 더해진 파일과 이름
     python steps/mydezero_at.py --docs           docs/tutorial/mydezero.md를 다시 쓴다
+
+꺼낸 폴더는 N단계의 파일만 담는다(같은 폴더에 다른 단계를 꺼내면 통째로 바뀐다). 꺼낸
+mydezero/에는 표시 파일 .mydezero_at(단계와 파일마다 sha256)을 둔다. 표시가 없는
+mydezero/(내가 만든 패키지)나, 꺼낸 뒤 고친 파일·더한 파일이 있는 mydezero/는 바꾸지 않고
+무엇이 다른지 알려 준다. --force를 붙이면 바꾼다(그 폴더 안의 것을 모두 지운다).
+원본 steps/mydezero/에는 쓰지 않는다(링크를 따라가도). 종료 코드: 0 됨, 2 잘못 부름·쓸 수 없음.
 """
 import ast
 import difflib
+import hashlib
+import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, 'mydezero')
@@ -92,16 +102,117 @@ def package_at(n):
     return files
 
 
-def write_package(n, outdir):
-    """outdir/mydezero/에 N단계 시점의 패키지를 쓴다. 그 폴더를 돌려준다."""
+MARK_FILE = '.mydezero_at'  # 이 도구가 쓴 폴더의 표시: 단계와 파일마다 sha256
+
+
+class TargetError(ValueError):
+    """꺼낼 폴더에 쓸 수 없거나 쓰면 안 된다 (무엇이 왜인지 알려 준다)."""
+
+
+def write_package(n, outdir, force=False):
+    """outdir/mydezero/를 N단계 시점의 패키지 그대로로 만든다. 그 폴더를 돌려준다.
+
+    N단계에 없는 파일은 남지 않는다(새 폴더를 다 쓴 뒤 옛 폴더와 바꾼다). 폴더 안에
+    표시 파일 ``.mydezero_at``(단계와 파일마다 sha256)을 둔다.
+
+    TargetError: 원본 steps/mydezero/(또는 그것을 담은 폴더)이다(링크를 따라가도),
+    outdir가 폴더가 아니거나 만들 수 없다, mydezero가 링크다, 또는 mydezero/가 이
+    도구가 쓴 것이 아니거나 쓴 뒤에 고친 파일·더한 파일이 있다(``force``이면 바꾼다).
+    """
     target = os.path.join(outdir, 'mydezero')
-    os.makedirs(target, exist_ok=True)
-    for name, text in package_at(n).items():
-        tmp = os.path.join(target, name + '.tmp')
-        with open(tmp, 'w', encoding='utf-8') as f:
-            f.write(text)
-        os.replace(tmp, os.path.join(target, name))  # 다 쓴 뒤에 바꾼다
+    _refuse_source(target)
+    files = package_at(n)  # 원본의 표시 줄이 틀렸으면 쓰기 전에 MarkerError
+    _refuse_foreign(target, force)
+    _swap_in(target, files, n)
     return target
+
+
+def _refuse_source(target):
+    real, source = os.path.realpath(target), os.path.realpath(SOURCE)
+    if real == source or real.startswith(source + os.sep) \
+            or source.startswith(real + os.sep):
+        raise TargetError(f'{target}: 원본 steps/mydezero/에는 쓰지 않는다 (이 도구가 읽는 '
+                          '원본이다). 다른 폴더를 주세요 (예: /tmp/at45).')
+
+
+def _digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _refuse_foreign(target, force):
+    """target이 이 도구가 쓴 그대로가 아니면 TargetError (force이면 지나간다)."""
+    if os.path.islink(target):
+        raise TargetError(f'{target}이(가) 링크다: 링크가 가리키는 곳은 바꾸지 않는다. '
+                          '다른 폴더를 주세요.')
+    if not os.path.lexists(target) or (os.path.isdir(target) and not os.listdir(target)):
+        return
+    problem = _foreign_problem(target)
+    if problem and not force:
+        raise TargetError(f'{target}: {problem}\n'
+                          '그대로 두었다. 다른 폴더를 주거나, 폴더 안의 것을 모두 지우고 '
+                          '바꾸려면 --force를 붙인다.')
+
+
+def _foreign_problem(target):
+    """target이 이 도구가 쓴 그대로이면 None, 아니면 무엇이 다른지."""
+    if not os.path.isdir(target):
+        return '폴더가 아니라 파일이다.'
+    try:
+        with open(os.path.join(target, MARK_FILE), encoding='utf-8') as f:
+            written = json.load(f)['files']
+    except (OSError, ValueError, KeyError, TypeError):
+        return f'mydezero_at.py가 쓴 폴더가 아니다 ({MARK_FILE} 표시가 없다).'
+    edited, added = [], []
+    for name in sorted(os.listdir(target)):
+        path = os.path.join(target, name)
+        if name in (MARK_FILE, '__pycache__'):
+            continue
+        if name not in written or not os.path.isfile(path):
+            added.append(name)
+            continue
+        with open(path, 'rb') as f:
+            if _digest(f.read()) != written[name]:
+                edited.append(name)
+    said = ([f'쓴 뒤에 고친 파일: {", ".join(edited)}'] if edited else []) + \
+        ([f'더한 것: {", ".join(added)}'] if added else [])
+    return '; '.join(said) + '.' if said else None
+
+
+def _swap_in(target, files, n):
+    """새 폴더에 다 쓴 뒤 target과 바꾼다 (옛것은 지운다). 쓸 수 없으면 TargetError."""
+    parent = os.path.dirname(target)
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise TargetError(f'{parent}: 폴더가 아니라 파일이다.')
+    try:
+        os.makedirs(parent, exist_ok=True)
+        fresh = tempfile.mkdtemp(prefix='.mydezero-new-', dir=parent)
+    except OSError as e:
+        raise TargetError(f'폴더를 만들 수 없다: {parent} ({e.strerror or e})') from None
+    try:
+        _fill(fresh, files, n)
+        old = None
+        if os.path.lexists(target):
+            old = os.path.join(parent, os.path.basename(fresh).replace('-new-', '-old-'))
+            os.rename(target, old)
+        os.rename(fresh, target)
+    except OSError as e:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise TargetError(f'쓸 수 없다: {target} ({e.strerror or e})') from None
+    if old is not None:
+        shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
+
+
+def _fill(folder, files, n):
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(folder, 0o777 & ~mask)  # mkdtemp의 0700이 아니라 보통 폴더처럼
+    for name, text in files.items():
+        with open(os.path.join(folder, name), 'wb') as f:
+            f.write(text.encode('utf-8'))
+    mark = {'step': n, 'files': {name: _digest(text.encode('utf-8'))
+                                 for name, text in files.items()}}
+    with open(os.path.join(folder, MARK_FILE), 'w', encoding='utf-8') as f:
+        json.dump(mark, f, indent=1, sort_keys=True)
 
 
 def top_names(text, imports=False):
@@ -205,6 +316,13 @@ def docs_page():
            'python steps/mydezero_at.py --changes',
            '```',
            '',
+           '꺼낸 폴더에는 그 단계의 파일만 있다: 같은 폴더에 다른 단계를 꺼내면 폴더가 통째로 바뀐다.',
+           '도구는 꺼낸 `mydezero/`에 표시 파일 `.mydezero_at`(단계와 파일마다 sha256)을 둔다.',
+           '표시가 없는 `mydezero/`(내가 직접 만든 패키지)나, 꺼낸 뒤 고치거나 더한 파일이 있는',
+           '`mydezero/`는 바꾸지 않고 무엇이 다른지 알려 준다(종료 코드 2). 그래도 바꾸려면',
+           '`--force`를 붙인다(그 폴더 안의 것을 모두 지운다). 원본 `steps/mydezero/`에는',
+           '(`python steps/mydezero_at.py 45 steps`처럼 주어도, 링크를 거쳐도) 쓰지 않는다.',
+           '',
            '각 단계는 자기 시점의 패키지로도 돌아간다: `tests/test_mydezero.py`가 23~60단계를 하나씩 그 시점의',
            '패키지 옆에서 실행해 정답 출력과 비교한다.',
            '',
@@ -255,25 +373,55 @@ def docs_page():
     return '\n'.join(out).rstrip() + '\n'
 
 
+STEP = re.compile(r'[0-9]+')  # ASCII 숫자만 ('²'.isdigit()도 참이다)
+
+
+def _write_atomic(path, text):
+    """임시 파일에 다 쓴 뒤 바꾼다 (있던 파일의 권한을 지킨다)."""
+    tmp = path + '.tmp'
+    with open(tmp, 'w', encoding='utf-8') as f:
+        f.write(text)
+    if os.path.exists(path):
+        shutil.copymode(path, tmp)
+    os.replace(tmp, path)
+
+
+def _extract(argv):
+    force = '--force' in argv
+    args = [a for a in argv if a != '--force']
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    if not STEP.fullmatch(args[0]) or not FIRST <= int(args[0]) <= LAST:
+        print(f'단계는 {FIRST}~{LAST} 사이의 정수여야 한다: {args[0]!r}', file=sys.stderr)
+        return 2
+    if not args[1]:
+        print('꺼낼 폴더 이름이 비었다 (예: /tmp/at45).', file=sys.stderr)
+        return 2
+    n = int(args[0])
+    target = write_package(n, args[1], force)
+    print(f'{n}단계 시점의 mydezero: {target} ({", ".join(package_at(n))})')
+    return 0
+
+
 def main(argv):
-    if argv[:1] == ['--changes']:
-        print_changes()
-        return 0
-    if argv[:1] == ['--docs']:
-        with open(DOCS_PAGE, 'w', encoding='utf-8') as f:
-            f.write(docs_page())
-        print(f'썼다: {os.path.relpath(DOCS_PAGE)}')
-        return 0
-    if len(argv) == 2 and argv[0].isdigit():
-        n = int(argv[0])
-        if not FIRST <= n <= LAST:
-            print(f'단계는 {FIRST}~{LAST} 사이여야 한다: {n}', file=sys.stderr)
-            return 2
-        target = write_package(n, argv[1])
-        print(f'{n}단계 시점의 mydezero: {target} ({", ".join(package_at(n))})')
-        return 0
-    print(__doc__)
-    return 2
+    """명령 줄: N 폴더 [--force] | --changes | --docs. 종료 코드: 0 됨, 2 잘못 부름이나
+    쓸 수 없음 (까닭은 stderr)."""
+    try:
+        if argv == ['--changes']:
+            print_changes()
+            return 0
+        if argv == ['--docs']:
+            _write_atomic(DOCS_PAGE, docs_page())
+            print(f'썼다: {os.path.relpath(DOCS_PAGE)}')
+            return 0
+        return _extract(argv)
+    except (MarkerError, TargetError) as e:
+        print(e, file=sys.stderr)
+        return 2
+    except OSError as e:  # 읽을 수 없는 폴더 ...
+        print(f'읽거나 쓸 수 없다: {e.filename or ""} ({e.strerror or e})', file=sys.stderr)
+        return 2
 
 
 if __name__ == '__main__':

@@ -14,8 +14,10 @@ by default, on each stage page).  So an answer and its check cannot drift apart:
 """
 import ast
 import functools
+import json
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 
@@ -245,10 +247,10 @@ def test_a_missing_name_is_reported(tmp_path):
     assert '(broken.py 2번째 줄, <module>)' in message and 'ZeroDivisionError' in message
 
 
-def _check(*args, cwd):
+def _check(*args, cwd, timeout=300):
     return subprocess.run([sys.executable, str(CHECK), *map(str, args)], capture_output=True,
                           text=True, encoding='utf-8', env=python_env(PYTHONIOENCODING='utf-8'),
-                          cwd=cwd, timeout=300)
+                          cwd=cwd, timeout=timeout)
 
 
 def test_check_py_as_a_learner_runs_it(tmp_path):
@@ -281,6 +283,184 @@ def test_check_py_as_a_learner_runs_it(tmp_path):
 
     unknown = _check('stage9.9', '--stub', cwd=tmp_path)
     assert unknown.returncode == 2 and 'stage9.9' in unknown.stderr
+
+
+# ---------------------------------------------------------------------------
+# The answer runs in its own process: nothing it does can make check.py pass or hang.
+
+STAGE1 = ANSWERS / 'stage1.py'
+RIGHT_11 = 'forward_error = 3 * 0.01 + 0.01 ** 2\ncentral_error = 0.01 ** 2\n'
+WRONG_11 = 'forward_error = 3 * 0.01\ncentral_error = 0.01 ** 2\n'
+
+
+def _answer(tmp_path, text, name='mine.py'):
+    path = tmp_path / name
+    path.write_text(text, encoding='utf-8')
+    return path
+
+
+@pytest.mark.parametrize('code, fragments', [
+    ('import sys\nsys.exit(0)\n', ['SystemExit: 0', 'sys.exit()']),
+    ('import sys\nsys.exit(1)\n', ['SystemExit: 1']),
+    ('import sys\nsys.exit("bye")\n', ['SystemExit: bye']),
+    ('raise KeyboardInterrupt\n', ['KeyboardInterrupt']),
+    ('import os\nos._exit(0)\n', ['프로세스를 끝냈습니다 (종료 코드 0;',
+                                 '확인 중이던 곳: 답 파일 불러오기 (import)']),
+    ('import os\nos._exit(3)\n', ['프로세스를 끝냈습니다 (종료 코드 3;']),
+], ids=['exit0', 'exit1', 'exit-msg', 'keyboardinterrupt', 'os_exit0', 'os_exit3'])
+def test_an_answer_that_exits_gets_a_failure_verdict(tmp_path, code, fragments):
+    done = _check('stage1.1', _answer(tmp_path, code + RIGHT_11), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith('실패: stage1.1 (수치 미분의 오차 예측)\n'), done.stdout
+    assert 'Traceback' not in done.stdout + done.stderr
+    for fragment in fragments:
+        assert fragment in done.stdout, done.stdout
+    assert done.stdout.endswith('(통과한 확인 0개)\n'), done.stdout
+
+
+def test_an_exit_inside_a_check_names_the_check(tmp_path):
+    source = STAGE1.read_text(encoding='utf-8').replace(
+        '    return exp(square(exp(x)))', '    import os\n    os._exit(0)')
+    done = _check('stage1.2', _answer(tmp_path, source), cwd=tmp_path)
+    assert done.returncode == 1
+    assert '확인 중이던 곳: f(x)의 순전파와 역전파 (x = 0.5)' in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize('patch', [
+    'import numpy as np\nnp.abs = lambda a: a * 0\n',
+    'import numpy as np\nnp.asarray = lambda a, *args, **kw: np.zeros(())\n',
+    'import builtins\nbuiltins.print = lambda *a, **k: None\n',
+], ids=['np.abs', 'np.asarray', 'print'])
+def test_a_wrong_answer_that_patches_the_comparison_still_fails(tmp_path, patch):
+    done = _check('stage1.1', _answer(tmp_path, patch + WRONG_11), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == ('실패: stage1.1 (수치 미분의 오차 예측)\n'
+                           '틀린 확인: forward_error (전진 차분 - 3)\n'
+                           '  최대 절대 차이: 1.000e-04\n'
+                           '  허용: atol=0, rtol=1e-06\n'
+                           '  기대값: 0.03010000000001334\n'
+                           '  받은 값: 0.03\n'
+                           '(통과한 확인 0개)\n'), done.stdout
+    right = _check('stage1.1', _answer(tmp_path, patch + RIGHT_11), cwd=tmp_path)
+    if 'asarray' not in patch:  # a patched asarray also breaks the answer's own numbers
+        assert right.returncode == 0, right.stdout + right.stderr
+        assert right.stdout.startswith('통과: stage1.1 '), right.stdout
+
+
+def test_adam_without_bias_correction_fails_even_with_np_abs_patched(tmp_path):
+    old, new, fragments = WRONG['stage4.5']
+    source = (ANSWERS / 'stage4.py').read_text(encoding='utf-8').replace(old, new)
+    mine = _answer(tmp_path, 'import numpy as np\nnp.abs = lambda a: a * 0\n' + source)
+    done = _check('stage4.5', mine, cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert all(f in done.stdout for f in fragments), done.stdout
+
+
+LOOP = 'while True:\n    pass\n'
+READ_LOOPS = ('class Loop:\n    def __float__(self):\n        while True:\n            pass\n'
+              '\n\nforward_error = Loop()\n')
+
+
+@pytest.mark.parametrize('code, where', [
+    (LOOP, '답 파일 불러오기 (import)'),
+    (READ_LOOPS, 'forward_error (전진 차분 - 3)'),
+], ids=['loop', 'value-loops-when-read'])
+def test_an_answer_that_never_ends_times_out(tmp_path, code, where):
+    done = _check('stage1.1', _answer(tmp_path, code), '--timeout', '2', cwd=tmp_path,
+                  timeout=60)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout == ('실패: stage1.1 (수치 미분의 오차 예측)\n'
+                           '시간 초과: 답 코드가 2초 안에 끝나지 않았습니다 (끝나지 않는 반복?).\n'
+                           f'  확인 중이던 곳: {where}\n(통과한 확인 0개)\n'), done.stdout
+
+
+@pytest.mark.skipif(not pathlib.Path('/proc/self/stat').exists(), reason='needs /proc')
+def test_the_time_limit_ends_the_answers_whole_process_group(tmp_path):
+    pid_file = tmp_path / 'pid'
+    code = ('import subprocess, sys\n'
+            'p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])\n'
+            f'open({str(pid_file)!r}, "w").write(str(p.pid))\n' + LOOP)
+    done = _check('stage1.1', _answer(tmp_path, code), '--timeout', '3', cwd=tmp_path,
+                  timeout=60)
+    assert done.returncode == 1 and '시간 초과' in done.stdout, done.stdout + done.stderr
+    stat = pathlib.Path(f'/proc/{int(pid_file.read_text())}/stat')
+    assert not stat.exists() or stat.read_text().split(') ')[1][0] in 'ZX'
+
+
+def test_a_leftover_thread_does_not_hang_the_checker(tmp_path):
+    thread = 'import threading, time\nthreading.Thread(target=time.sleep, args=(600,)).start()\n'
+    done = _check('stage1.1', _answer(tmp_path, thread + RIGHT_11), cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith('통과: stage1.1 '), done.stdout
+
+
+@pytest.mark.skipif(shutil.which('sh') is None, reason='closes stdout with sh')
+def test_a_closed_stdout_still_gives_the_verdict_on_stderr(tmp_path):
+    def closed(*args):
+        return subprocess.run(['sh', '-c', 'exec "$0" "$@" >&-', sys.executable, str(CHECK),
+                               *map(str, args)], capture_output=True, text=True,
+                              encoding='utf-8', env=python_env(PYTHONIOENCODING='utf-8'),
+                              cwd=tmp_path, timeout=120)
+    passed = closed('stage1.1', _answer(tmp_path, RIGHT_11))
+    assert passed.returncode == 0, passed.stderr
+    assert passed.stderr.startswith('통과: stage1.1 '), passed.stderr
+    failed = closed('stage1.1', _answer(tmp_path, WRONG_11))
+    assert failed.returncode == 1 and failed.stderr.startswith('실패: stage1.1 '), failed.stderr
+    listed = closed('--list')
+    assert listed.returncode == 2 and 'Traceback' not in listed.stderr, listed.stderr
+    assert '출력을 쓸 수 없습니다' in listed.stderr
+
+
+def test_a_closed_pipe_gives_no_traceback(tmp_path):
+    proc = subprocess.Popen([sys.executable, str(CHECK), '--list'], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=python_env(PYTHONIOENCODING='utf-8'),
+                            cwd=tmp_path)
+    proc.stdout.close()  # as `--list | head -n 0`: closed before the checker writes
+    err = proc.stderr.read().decode('utf-8')
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 2, err
+    assert 'Traceback' not in err and 'Exception ignored' not in err, err
+    assert '출력을 쓸 수 없습니다' in err, err
+
+
+def test_values_cross_the_process_boundary_unchanged():
+    """What the child sends is what the answer returned: same type, dtype, shape and bits."""
+    import numpy as np
+    from exercises import sandbox
+    values = [1.5, float('inf'), 7, True, None, 'abc', Ellipsis, 2.0 ** 1020,
+              [1, (2.5, [None, ...])], (), np.float64(0.1), np.int64(-3), np.bool_(False),
+              np.array([[0.1, float('nan')], [1e-300, -0.0]]), np.arange(6, dtype=np.int32),
+              np.array([1.5, 2.25], dtype=np.float16), np.array(['a', 'bc'])]
+    for value in values:
+        back = sandbox.decode(json.loads(json.dumps(sandbox.encode(value))))
+        assert type(back) is type(value), value
+        if isinstance(value, np.ndarray):
+            assert back.dtype == value.dtype and back.shape == value.shape
+            assert back.tobytes() == value.tobytes()
+        elif isinstance(value, float) and value != value:
+            assert back != back
+        else:
+            assert back == value or back is value, value
+    nan = sandbox.decode(sandbox.encode(float('nan')))
+    assert nan != nan
+    variable = exercises.load_file  # any object without a number in it
+    shadow = sandbox.decode(sandbox.encode(variable))
+    assert repr(shadow) == repr(variable) and not hasattr(shadow, 'data')
+    assert shadow != shadow  # equal to nothing, so it never passes an equality check
+    from dezero_kr import Variable
+    v = sandbox.decode(sandbox.encode(Variable(np.array([1.0, 2.0]))))
+    assert v.data.tolist() == [1.0, 2.0] and repr(v).startswith('variable(')
+    with pytest.raises(ValueError, match='태그'):
+        sandbox.decode({'t': 'pickle', 'v': 'gASV'})
+
+
+def test_every_answer_passes_as_a_learner_runs_it(tmp_path):
+    """The isolated path (expected values from the reference here, the answer's values from
+    the child) agrees with the in-process one on every exercise."""
+    for ident in IDS:
+        ok, message = exercises.run(ident, path=ANSWERS / f'{ident.split(".")[0]}.py')
+        assert ok, message
+        assert message == exercises.run(ident, module=answer_module(ident.split('.')[0]))[1]
 
 
 def test_stage_pages_document_the_checker():

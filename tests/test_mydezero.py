@@ -6,9 +6,12 @@
 * (c) DeZero-style code with ``import mydezero as dezero`` agrees with ``dezero_kr`` on values
   and gradients, and both agree with float64 central differences;
 * (d) the snapshot tool: which files exist at which step, ``A-B`` blocks vanish after ``B``,
-  malformed markers are errors, and ``docs/tutorial/mydezero.md`` is current.
+  malformed markers are errors, and ``docs/tutorial/mydezero.md`` is current; on the command
+  line it never writes into its source, keeps a learner's own or edited package, leaves
+  exactly step N's files, and answers bad arguments with a message.
 """
 import ast
+import json
 import os
 import shutil
 import sys
@@ -423,8 +426,8 @@ def test_snapshot_files_by_step(tmp_path):
     assert 'functions_conv.py' not in at(56) and 'functions_conv.py' in at(57)
     assert at(60) == {p.name for p in PACKAGE_DIR.glob('*.py')}
     target = mydezero_at.write_package(23, str(tmp_path))
-    assert sorted(p.name for p in (tmp_path / 'mydezero').iterdir()) == ['__init__.py',
-                                                                         'core_simple.py']
+    assert sorted(p.name for p in (tmp_path / 'mydezero').iterdir()) == [
+        '.mydezero_at', '__init__.py', 'core_simple.py']
     assert '#@' not in (tmp_path / 'mydezero' / '__init__.py').read_text(encoding='utf-8')
     assert target.endswith('mydezero')
 
@@ -480,3 +483,113 @@ def test_docs_page_is_current():
     page = ROOT / 'docs' / 'tutorial' / 'mydezero.md'
     assert page.read_text(encoding='utf-8') == mydezero_at.docs_page(), (
         'docs/tutorial/mydezero.md is out of date: python steps/mydezero_at.py --docs')
+
+
+# The command line as a learner runs it, on a copy of the tool and its source (so a bug here
+# can never overwrite the real steps/mydezero).
+
+@pytest.fixture
+def tool(tmp_path):
+    copy = tmp_path / 'repo' / 'steps'
+    shutil.copytree(PACKAGE_DIR, copy / 'mydezero', ignore=shutil.ignore_patterns('__pycache__'))
+    shutil.copy(STEPS_DIR / 'mydezero_at.py', copy)
+    return copy / 'mydezero_at.py'
+
+
+def _at(tool, *args, cwd):
+    import subprocess
+    return subprocess.run([sys.executable, str(tool), *map(str, args)], capture_output=True,
+                          text=True, encoding='utf-8', cwd=cwd, timeout=120,
+                          env={**os.environ, 'PYTHONIOENCODING': 'utf-8'})
+
+
+def _tree(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob('*')) if p.is_file()}
+
+
+def _snapshot_files(n):
+    return {name: text.encode('utf-8') for name, text in mydezero_at.package_at(n).items()}
+
+
+@pytest.mark.parametrize('args, where', [
+    (['45', 'steps'], 'repo'),
+    (['45', '.'], 'repo/steps'),
+    (['45', ''], 'repo/steps'),
+    (['45', 'steps/mydezero'], 'repo'),
+    (['45', 'link'], 'repo'),            # a link to steps/: the same folder
+    (['45', 'link', '--force'], 'repo'),
+], ids=['steps', 'dot-in-steps', 'empty-in-steps', 'inside-source', 'link', 'link-force'])
+def test_the_tool_never_writes_into_its_own_source(tool, tmp_path, args, where):
+    source = tool.parent / 'mydezero'
+    (tmp_path / 'repo' / 'link').symlink_to(tool.parent, target_is_directory=True)
+    before = _tree(source)
+    done = _at(tool, *args, cwd=tmp_path / where)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert 'Traceback' not in done.stderr
+    assert '원본 steps/mydezero/에는 쓰지 않는다' in done.stderr or '이름이 비었다' in done.stderr
+    assert _tree(source) == before
+    assert sorted(p.name for p in tool.parent.iterdir()) == ['mydezero', 'mydezero_at.py']
+
+
+def test_a_learners_own_package_is_kept_unless_forced(tool, tmp_path):
+    own = tmp_path / 'out' / 'mydezero'
+    own.mkdir(parents=True)
+    (own / 'core.py').write_text('# my own core\n', encoding='utf-8')
+    done = _at(tool, '45', 'out', cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f'out{os.sep}mydezero: mydezero_at.py가 쓴 폴더가 아니다 '
+                                  '(.mydezero_at 표시가 없다).\n'), done.stderr
+    assert '--force' in done.stderr
+    assert _tree(own) == {'core.py': b'# my own core\n'}
+    forced = _at(tool, '45', 'out', '--force', cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    tree = _tree(own)
+    assert json.loads(tree.pop('.mydezero_at'))['step'] == 45
+    assert tree == _snapshot_files(45)
+
+
+def test_an_edited_snapshot_is_kept_and_the_changes_are_named(tool, tmp_path):
+    assert _at(tool, '45', 'out', cwd=tmp_path).returncode == 0
+    folder = tmp_path / 'out' / 'mydezero'
+    with open(folder / 'core.py', 'a', encoding='utf-8') as f:
+        f.write('# my note\n')
+    (folder / 'notes.py').write_text('x = 1\n', encoding='utf-8')
+    (folder / '__pycache__').mkdir()  # importing the snapshot leaves this: not an edit
+    before = _tree(folder)
+    done = _at(tool, '46', 'out', cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert '쓴 뒤에 고친 파일: core.py; 더한 것: notes.py.' in done.stderr, done.stderr
+    assert _tree(folder) == before
+
+
+def test_rewriting_a_snapshot_leaves_exactly_step_n(tool, tmp_path):
+    assert _at(tool, '60', 'out', cwd=tmp_path).returncode == 0
+    folder = tmp_path / 'out' / 'mydezero'
+    (folder / '__pycache__').mkdir()
+    (folder / '__pycache__' / 'core.cpython-311.pyc').write_bytes(b'stale')
+    done = _at(tool, '23', 'out', cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ['.mydezero_at', '__init__.py',
+                                                        'core_simple.py']
+    tree = _tree(folder)
+    mark = json.loads(tree.pop('.mydezero_at'))
+    assert mark['step'] == 23 and tree == _snapshot_files(23)
+    assert sorted(p.name for p in (tmp_path / 'out').iterdir()) == ['mydezero']  # no temp left
+
+
+@pytest.mark.parametrize('args, message', [
+    (['²', 'out'], "단계는 23~60 사이의 정수여야 한다: '²'"),
+    (['٤٥', 'out'], "단계는 23~60 사이의 정수여야 한다: '٤٥'"),  # int() would read 45
+    (['22', 'out'], "단계는 23~60 사이의 정수여야 한다: '22'"),
+    (['45', 'a_file'], 'a_file: 폴더가 아니라 파일이다.'),
+    (['45', 'a_file/sub'], '폴더를 만들 수 없다: a_file/sub'),
+], ids=['superscript', 'arabic-indic', 'too-early', 'file', 'under-a-file'])
+def test_bad_arguments_give_a_message_not_a_traceback(tool, tmp_path, args, message):
+    (tmp_path / 'a_file').write_text('not a folder\n', encoding='utf-8')
+    done = _at(tool, *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(message), done.stderr
+    assert 'Traceback' not in done.stderr
+    assert not (tmp_path / 'out').exists()
+    assert (tmp_path / 'a_file').read_text(encoding='utf-8') == 'not a folder\n'
