@@ -1,0 +1,40 @@
+"""Every public name of the flat package (recorded before issue 33's move) still imports.
+
+``tests/public_names.json`` was written by ``tests/make_public_names.py`` on the
+flat tree.  Each module's entry names its ``home``: the module itself for
+DeZero's module names and the front doors, the documented new home for a
+module that moved into a package (``homes`` overrides it name by name where a
+module was split).  A module that moved leaves no re-exporting shim behind.
+"""
+import importlib
+import importlib.util
+import json
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+TABLE = json.loads((ROOT / 'tests' / 'public_names.json').read_text(encoding='utf-8'))
+CASES = [(module, name, entry.get('homes', {}).get(name, entry['home']))
+         for module, entry in sorted(TABLE.items()) for name in entry['names']]
+
+
+@pytest.mark.parametrize('module,name,home', CASES, ids=[f'{m}.{n}' for m, n, _ in CASES])
+def test_the_name_imports_from_its_home(module, name, home):
+    assert hasattr(importlib.import_module(home), name), f'{module}.{name} is not in {home}'
+
+
+MOVED = sorted(m for m, e in TABLE.items() if e['home'] != f'dezero_kr.{m}' and m != 'dezero_kr')
+
+
+@pytest.mark.parametrize('module', MOVED)
+def test_a_moved_module_leaves_no_shim(module):
+    path = ROOT / 'dezero_kr' / f'{module}.py'
+    assert not path.exists(), f'{path.name} moved to {TABLE[module]["home"]}'
+
+
+def test_dezero_kr_static_graph_is_the_function_not_a_module():
+    import dezero_kr
+    assert callable(dezero_kr.static_graph) and not hasattr(dezero_kr.static_graph, '__path__')
+    assert importlib.util.find_spec('dezero_kr.static_graph') is None or (
+        TABLE['static_graph']['home'] == 'dezero_kr.static_graph')
