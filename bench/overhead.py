@@ -112,7 +112,8 @@ def report(title, samples, n_ops):
 
 def use_everything():
     """Use each feature once and turn it off again; check the engine is back to its fresh state."""
-    from dezero_kr import Variable, core, forward_mode, hooks
+    from dezero_kr import Variable, core, hooks
+    from dezero_kr.autograd import forward as forward_mode
     from dezero_kr.autograd import detect_anomaly, jvp
     v = Variable(np.ones(1))
     v.register_hook(lambda g: None).remove()

@@ -38,7 +38,7 @@ from dezero_kr import operators as _ops
 from dezero_kr import transformer as _tf
 from dezero_kr.core import Parameter, Variable, using_config
 from dezero_kr.fileio import atomic_write
-from dezero_kr.dot import dot_node, walk_graph
+from dezero_kr.graph.dot import dot_node, walk_graph
 from dezero_kr.layers import Layer
 
 __all__ = ['export', 'register', 'mapping_table', 'to_dot', 'ExportError', 'MIN_OPSET', 'MAX_OPSET',

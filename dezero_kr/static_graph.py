@@ -115,7 +115,7 @@ from dezero_kr import hooks as _hooks
 from dezero_kr import operators as _op
 from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import Config, Parameter, Variable, as_array
-from dezero_kr.dot import render_dot
+from dezero_kr.graph.dot import render_dot
 from dezero_kr.layers import Layer
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))

@@ -14,9 +14,9 @@ from dezero_kr.array_utils import (get_conv_outsize, get_deconv_outsize, logsume
 from dezero_kr.blas import set_blas_threads  # noqa: F401
 from dezero_kr.core import Variable, as_variable  # noqa: F401  (as_variable: DeZero's utils has it)
 from dezero_kr.download import get_file  # noqa: F401
-from dezero_kr.backprop_view import plot_backward  # noqa: F401
+from dezero_kr.graph.backprop_view import plot_backward  # noqa: F401
 from dezero_kr.graph import find_renderer, get_dot_graph, plot_dot_graph  # noqa: F401
-from dezero_kr.numerical import as_float64, central_differences, float64_copy
+from dezero_kr.autograd.numerical import as_float64, central_differences, float64_copy
 
 # DeZero's utils.cache_dir is a path string; ours follows $DEZERO_KR_CACHE at import
 # time (download.cache_dir() reads it on every call).

@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from dezero_kr.backprop_view import plot_backward, record_forward  # noqa: E402
+from dezero_kr.graph.backprop_view import plot_backward, record_forward  # noqa: E402
 from dezero_kr.core import Variable  # noqa: E402
 from make_graphs import seed_graph  # noqa: E402  (this folder: docs/)
 

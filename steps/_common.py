@@ -164,11 +164,11 @@ def gradient_check(f, x, *args, rtol=1e-4, atol=1e-5, **kwargs):
     """학습자의 f(mydezero 함수)를 x에서 검사한다: 역전파 기울기 == 중앙 차분 (기준: dezero_kr).
 
     L = sum(f(x, *args, **kwargs))의 x에 대한 기울기를 float64 사본에서 두 가지로 구한다:
-    dezero_kr.numerical.central_differences(eps=1e-4, 기준 패키지의 중앙 차분)와 mydezero의
+    dezero_kr.autograd.numerical.central_differences(eps=1e-4, 기준 패키지의 중앙 차분)와 mydezero의
     y.backward(). 모든 원소가 |num - bp| <= atol + rtol |bp|이면 True, 아니면 가장 큰 차이를 알리고
     False. x(ndarray 또는 Variable)는 바꾸지 않는다.
     """
-    from dezero_kr.numerical import central_differences
+    from dezero_kr.autograd.numerical import central_differences
     from mydezero import Variable  # 학습자의 Variable (30단계부터 core.py의 것)
 
     work = np.array(getattr(x, 'data', x), dtype=np.float64)

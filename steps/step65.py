@@ -7,7 +7,7 @@ backward가 입력마다 기울기를 돌려주고, 한 변수가 두 번 쓰였
 담는다. 파일은 네트워크 없이 열리고, 다음/이전 버튼이나 키보드 화살표로 한 단계씩 넘긴다.
 
     from dezero_kr.graph import plot_backward
-    from dezero_kr.backprop_view import record_forward
+    from dezero_kr.graph.backprop_view import record_forward
     with record_forward() as rec:          # 순전파의 실행 순서와 그때의 값도 기록 (없어도 됨)
         L = ...
     view = plot_backward(L, forward=rec, to_file='step65_backprop.html')
@@ -27,7 +27,7 @@ import sys
 import numpy as np
 
 from dezero_kr import Variable
-from dezero_kr.backprop_view import record_forward
+from dezero_kr.graph.backprop_view import record_forward
 from dezero_kr.graph import plot_backward
 
 

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import dezero_kr.functions as F
-from dezero_kr import Constant, Function, Variable, anomaly, core, functions_nn, no_grad
+from dezero_kr import Constant, Function, Variable, core, functions_nn, no_grad
+from dezero_kr.autograd import anomaly
 from dezero_kr.autograd import (AnomalyError, GradcheckError, detect_anomaly, grad, gradcheck,
                                 hessian, jacobian, jvp, vjp)
 from dezero_kr.functions_math import Cos, Sin

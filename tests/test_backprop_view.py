@@ -1,4 +1,4 @@
-"""Tests of the backward-pass viewer (dezero_kr.backprop_view.plot_backward).
+"""Tests of the backward-pass viewer (dezero_kr.graph.backprop_view.plot_backward).
 
 Three layers:
 
@@ -26,7 +26,7 @@ import pytest
 
 import dezero_kr.utils
 from dezero_kr import Function, Variable
-from dezero_kr.backprop_view import (MAX_NODES, ForwardRecord, plot_backward,
+from dezero_kr.graph.backprop_view import (MAX_NODES, ForwardRecord, plot_backward,
                                      record_forward)
 from dezero_kr.core import observing
 from dezero_kr.functions_math import cos, exp, sin, tanh
@@ -219,7 +219,7 @@ def test_none_gradient_and_retain_grad():
 
 
 def test_svg_without_graphviz_node_titles_is_an_error(monkeypatch):
-    import dezero_kr.backprop_view as bv
+    import dezero_kr.graph.backprop_view as bv
     monkeypatch.setattr(bv, '_SVG_NODE', re.compile(r'(?!)(\s*)(\d+)'))  # matches nothing
     L, _ = seed_graph()
     with pytest.raises(RuntimeError, match=r'no element for DOT node\(s\) \[1, 2, 3'):
@@ -380,7 +380,7 @@ def test_a_failed_call_leaves_every_gradient_as_it_was(tmp_path, create_graph):
 
 def test_a_failed_save_leaves_the_gradients(tmp_path, monkeypatch):
     L, (x, y) = seed_graph()
-    import dezero_kr.backprop_view as bv
+    import dezero_kr.graph.backprop_view as bv
 
     def full_disk(self, path):
         raise OSError('disk full')

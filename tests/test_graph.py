@@ -15,7 +15,8 @@ import pytest
 
 from _checks import png_size
 from _subproc import python_env
-from dezero_kr import dot, graph
+from dezero_kr import graph
+from dezero_kr.graph import dot
 from dezero_kr.core import Constant, Function, Parameter, Variable
 from dezero_kr.core import sum as vsum
 from dezero_kr.functions_math import exp, log, sin, tanh

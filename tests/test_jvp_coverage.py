@@ -25,9 +25,8 @@ import numpy as np
 import pytest
 
 import dezero_kr
-from dezero_kr import (Config, Constant, Function, Variable, core, forward_mode, reverse_mode,
-                       using_config)
-from dezero_kr.autograd import grad, jvp
+from dezero_kr import Config, Constant, Function, Variable, core, using_config
+from dezero_kr.autograd import forward as forward_mode, grad, jvp, reverse as reverse_mode
 
 # Private Function subclasses allowed to keep the base jvp, each with its reason.
 # (Classes without their own ``forward`` are abstract bases and never called: they are
@@ -128,7 +127,7 @@ def _check_jvp(f, *args, seed=0):
 
     with using_config('enable_backprop', True):
         ys, ts = jvp(g, [args[i] for i in diff], tangents)
-    ys, ts = reverse_mode._as_tuple(ys), reverse_mode._as_tuple(ts)
+    ys, ts = reverse_mode.as_tuple(ys), reverse_mode.as_tuple(ts)
     xs = [args[i] for i in diff]
     for y, t in zip(ys, ts):
         expected = np.zeros(y.data.size)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import dezero_kr.functions as F
-from dezero_kr import Variable, numerical, utils
+from dezero_kr import Variable, utils
+from dezero_kr.autograd import numerical
 from dezero_kr.autograd import GradcheckError, gradcheck
 
 

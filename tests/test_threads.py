@@ -21,7 +21,8 @@ import dezero_kr.functions as F
 import dezero_kr.layers as L
 import dezero_kr.models as M
 import dezero_kr.optimizers as O
-from dezero_kr import Config, Variable, autograd, core, forward_mode, no_grad, using_config
+from dezero_kr import Config, Variable, autograd, core, no_grad, using_config
+from dezero_kr.autograd import forward as forward_mode
 from dezero_kr.autograd import AnomalyError, detect_anomaly
 
 TIMEOUT = 20  # seconds a barrier waits before the test fails instead of hanging

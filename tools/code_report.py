@@ -26,8 +26,20 @@ _DOCUMENTED_DUNDERS = ('__init__', '__call__')
 
 
 def modules():
-    """The package's ``.py`` files, sorted by name."""
-    return sorted(PACKAGE.glob('*.py'))
+    """The package's ``.py`` files, its sub-packages' included, sorted by path."""
+    return sorted(PACKAGE.rglob('*.py'))
+
+
+def module_name(path):
+    """The dotted import name of the module at ``path``: ``dezero_kr.autograd.reverse``,
+    ``dezero_kr.autograd`` for its ``__init__.py``."""
+    parts = path.relative_to(PACKAGE.parent).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def module_label(path):
+    """The module's path inside the package, as the table prints it: ``autograd/reverse.py``."""
+    return path.relative_to(PACKAGE).as_posix()
 
 
 def public_names(tree):
@@ -105,10 +117,10 @@ def report(path):
     text = path.read_text(encoding='utf-8')
     tree = ast.parse(text)
     names = public_names(tree)
-    module = importlib.import_module(f'dezero_kr.{path.stem}')
+    module = importlib.import_module(module_name(path))
     missing = [n for n, node in names if not _documented(module, n, node)]
     return {
-        'module': path.name,
+        'module': module_label(path),
         'lines': text.count('\n'),
         'public': len(names),
         'documented': len(names) - len(missing),
@@ -120,13 +132,13 @@ def report(path):
 
 def main(argv):
     rows = [report(p) for p in modules()]
-    print(f'{"module":24s} {"lines":>6s} {"public":>7s} {"doc":>5s} {"cx>10":>6s} {"inner-imp":>9s}')
+    print(f'{"module":28s} {"lines":>6s} {"public":>7s} {"doc":>5s} {"cx>10":>6s} {"inner-imp":>9s}')
     for r in rows:
-        print(f'{r["module"]:24s} {r["lines"]:6d} {r["public"]:7d} {r["documented"]:5d} '
+        print(f'{r["module"]:28s} {r["lines"]:6d} {r["public"]:7d} {r["documented"]:5d} '
               f'{len(r["complex"]):6d} {len(r["inner_imports"]):9d}')
     public = sum(r['public'] for r in rows)
     documented = sum(r['documented'] for r in rows)
-    print(f'{"total":24s} {sum(r["lines"] for r in rows):6d} {public:7d} {documented:5d} '
+    print(f'{"total":28s} {sum(r["lines"] for r in rows):6d} {public:7d} {documented:5d} '
           f'{sum(len(r["complex"]) for r in rows):6d} {sum(len(r["inner_imports"]) for r in rows):9d}')
     print(f'docstring coverage: {documented}/{public} = {100 * documented / public:.1f} %')
     for r in rows:

@@ -22,7 +22,7 @@ from dezero_kr import Function, Variable, core, using_config
 from dezero_kr import functions_conv as C2
 from dezero_kr import functions_math as M
 from dezero_kr import functions_nn as N
-from dezero_kr.reverse_mode import grad
+from dezero_kr.autograd.reverse import grad
 from dezero_kr.transformer import TokenPositionEmbedding
 
 

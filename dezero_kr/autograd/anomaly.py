@@ -9,9 +9,7 @@ CRC-32 of its bytes); at backward it compares the fingerprints and, with
 Outside the block nothing is recorded and nothing is checked.
 """
 import contextlib
-import os
 import sys
-import traceback
 import weakref
 import zlib
 
@@ -19,6 +17,7 @@ import numpy as np
 
 from dezero_kr import core, cuda
 from dezero_kr.core import Config, Function, Variable, observing
+from dezero_kr.frames import user_frames
 
 
 class AnomalyError(RuntimeError):
@@ -29,21 +28,6 @@ class AnomalyError(RuntimeError):
     The message names the Function (or hook), the shapes involved and the user's
     lines that created the op.  A subclass of RuntimeError.
     """
-
-
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-
-
-def _user_frames(limit=3):
-    """The ``limit`` innermost frames outside dezero_kr (outermost first), lines read lazily."""
-    frames = []
-    frame = sys._getframe(2)
-    while frame is not None and len(frames) < limit:
-        if not frame.f_code.co_filename.startswith(_PACKAGE_DIR):
-            frames.append((frame, frame.f_lineno))
-        frame = frame.f_back
-    frames.reverse()
-    return traceback.StackSummary.extract(frames, lookup_lines=False)
 
 
 def _finite(a):
@@ -134,7 +118,7 @@ class _AnomalyDetector:
 
     def on_forward(self, f, inputs, outputs):
         first = outputs[0]
-        _creation_sites[first] = _user_frames()
+        _creation_sites[first] = user_frames(3)
         if Config.enable_backprop:  # recorded: a backward may run later
             self._check_reuse(f, first)
             values = getattr(f, 'backward_reads_values', True)

@@ -48,7 +48,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Variable, observing
 from dezero_kr.fileio import atomic_write
-from dezero_kr.dot import (DEFAULT_VALUE_LIMIT, _dot_graph, _fmt_number, _format_values, _walk, plot_dot_graph,
+from dezero_kr.graph.dot import (DEFAULT_VALUE_LIMIT, dot_graph, fmt_number, format_values, breadth_first_walk, plot_dot_graph,
                            require_renderer)
 
 __all__ = ['plot_backward', 'record_forward', 'ForwardRecord', 'BackwardView', 'MAX_NODES',
@@ -82,13 +82,13 @@ def _summary(v):
     a = cuda.as_numpy(data)
     out = {'shape': list(a.shape), 'dtype': str(a.dtype)}
     if a.size <= DEFAULT_VALUE_LIMIT:
-        out['values'] = _format_values(a)
+        out['values'] = format_values(a)
         return out
     wide = a.astype(np.complex128 if a.dtype.kind == 'c' else np.float64).ravel()
-    out['norm'] = _fmt_number(float(np.linalg.norm(wide)))
+    out['norm'] = fmt_number(float(np.linalg.norm(wide)))
     if a.dtype.kind != 'c':
-        out['min'] = _fmt_number(a.min().item())
-        out['max'] = _fmt_number(a.max().item())
+        out['min'] = fmt_number(a.min().item())
+        out['max'] = fmt_number(a.max().item())
     return out
 
 
@@ -221,7 +221,7 @@ def _check_count(name, value, default):
 
 
 def _reachable_functions(root):
-    return _walk([root], None, False).funcs
+    return breadth_first_walk([root], None, False).funcs
 
 
 def _graph_order(funcs):
@@ -384,7 +384,7 @@ def plot_backward(output, to_file=None, *, forward=None, retain_grad=False, crea
                          f'than max_steps={max_steps} (one timeline step each); view a smaller '
                          f'part of the model, or pass a larger max_steps=')
     options = {'verbose': verbose, 'max_depth': max_depth, 'collapse': collapse}
-    _, node_ids = _dot_graph(output, **options)
+    _, node_ids = dot_graph(output, **options)
     n_nodes = len(set(node_ids.values()))
     if n_nodes > max_nodes:
         raise ValueError(f'plot_backward: the picture of {output!r} would have {n_nodes} nodes, '
@@ -437,10 +437,10 @@ def _run_and_draw(output, to_file, forward, retain_grad, create_graph, options, 
     recorder.finish()
 
     if create_graph:  # draw the gradients' graphs too, when they fit
-        _, grad_ids = _dot_graph(output, follow_grads=True, **options)
+        _, grad_ids = dot_graph(output, follow_grads=True, **options)
         if len(set(grad_ids.values())) <= max_nodes:
             options['follow_grads'] = True
-    _, node_ids = _dot_graph(output, **options)  # the ids of the picture drawn now
+    _, node_ids = dot_graph(output, **options)  # the ids of the picture drawn now
     svg = _render_svg(output, options, node_ids, renderer, timeout)
     data = _page_data(output, recorder, forward, funcs, leaves, had_grad, seed, node_ids,
                       create_graph and options.get('follow_grads', False))

@@ -25,11 +25,11 @@ Central differences are implemented once, in ``numerical``; DeZero's
 ``utils.numerical_grad`` and ``utils.gradient_check`` use the same routine.
 """
 from dezero_kr import cuda
-from dezero_kr.anomaly import AnomalyError, detect_anomaly
+from dezero_kr.autograd.anomaly import AnomalyError, detect_anomaly
 from dezero_kr.core import using_config
-from dezero_kr.forward_mode import jvp
-from dezero_kr.numerical import GradcheckError, gradcheck
-from dezero_kr.reverse_mode import _as_primal, _reverse_jacobians, _single_output, grad, vjp
+from dezero_kr.autograd.forward import jvp
+from dezero_kr.autograd.numerical import GradcheckError, gradcheck
+from dezero_kr.autograd.reverse import as_primal, reverse_jacobians, single_output, grad, vjp
 
 __all__ = ['grad', 'vjp', 'jvp', 'jacobian', 'hessian', 'detect_anomaly', 'AnomalyError',
            'gradcheck', 'GradcheckError']
@@ -51,14 +51,14 @@ def jacobian(f, x, mode='auto'):
     """
     if mode not in ('auto', 'forward', 'reverse'):
         raise ValueError(f"jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
-    x = _as_primal(x, 'jacobian', 0)
+    x = as_primal(x, 'jacobian', 0)
     if mode == 'forward':
         return _forward_jacobian(f, x)
     with using_config('enable_backprop', True):
-        y = _single_output(f(x), 'jacobian')
+        y = single_output(f(x), 'jacobian')
     if mode == 'auto' and x.data.size < y.data.size:
         return _forward_jacobian(f, x)
-    return _reverse_jacobians(y, [x])[0].reshape(y.shape + x.shape)
+    return reverse_jacobians(y, [x])[0].reshape(y.shape + x.shape)
 
 
 def _forward_jacobian(f, x):
@@ -68,10 +68,10 @@ def _forward_jacobian(f, x):
         e = xp.zeros(x.data.size, dtype=x.data.dtype)
         e[i] = 1
         y, t = jvp(f, (x,), (e.reshape(x.shape),))
-        y = _single_output(y, 'jacobian')
+        y = single_output(y, 'jacobian')
         columns.append(t.data.reshape(-1))
     if y is None:  # x has no elements
-        y = _single_output(f(x), 'jacobian')
+        y = single_output(f(x), 'jacobian')
         return xp.zeros(y.shape + x.shape, dtype=y.data.dtype)
     return xp.stack(columns, axis=-1).reshape(y.shape + x.shape)
 
@@ -88,11 +88,11 @@ def hessian(f, x):
     Raises ValueError when ``f(x)`` has more than one element, TypeError when
     ``x`` is not a Variable/ndarray or ``f`` does not return one Variable.
     """
-    x = _as_primal(x, 'hessian', 0)
+    x = as_primal(x, 'hessian', 0)
 
     def gradient(x):
         with using_config('enable_backprop', True):  # no_grad around hessian must not zero it
-            y = _single_output(f(x), 'hessian')
+            y = single_output(f(x), 'hessian')
         if y.data.size != 1:
             raise ValueError(f'hessian: f must return one element, got shape {y.shape}')
         return grad(y, x, create_graph=True, materialize_grads=True)[0]

@@ -12,7 +12,7 @@ import weakref
 
 from dezero_kr import cuda
 from dezero_kr.core import Config, Constant, Variable, observing, using_config
-from dezero_kr.reverse_mode import _as_primal, _as_tuple, _constant_like, _outputs_of
+from dezero_kr.autograd.reverse import as_primal, as_tuple, constant_like, outputs_of
 
 
 # The active forward-mode levels of each thread, outermost first (``jvp`` inside
@@ -121,10 +121,10 @@ def jvp(f, primals, tangents):
     RuntimeError when a backward without ``create_graph=True`` runs on
     tangent-carrying Variables inside ``f``.
     """
-    primals, tangents = _as_tuple(primals), _as_tuple(tangents)
+    primals, tangents = as_tuple(primals), as_tuple(tangents)
     if len(primals) != len(tangents):
         raise ValueError(f'jvp: got {len(primals)} primals but {len(tangents)} tangents')
-    xs = tuple(_as_primal(p, 'jvp', i, differentiable=False) for i, p in enumerate(primals))
+    xs = tuple(as_primal(p, 'jvp', i, differentiable=False) for i, p in enumerate(primals))
     level = _ForwardLevel()
     for i, (x, t) in enumerate(zip(xs, tangents)):
         if any(x is other for other in xs[:i]):
@@ -138,19 +138,19 @@ def jvp(f, primals, tangents):
             ys = f(*xs)
     finally:
         levels.remove(level)
-    outs = _outputs_of(ys, 'jvp')
+    outs = outputs_of(ys, 'jvp')
     out_tangents = tuple(_tangent_or_zeros(level, y) for y in outs)
     return ys, out_tangents if isinstance(ys, (tuple, list)) else out_tangents[0]
 
 
 def _tangent_or_zeros(level, y):
     t = level.tangents.get(y)
-    return _constant_like(y) if t is None else t
+    return constant_like(y) if t is None else t
 
 
 def _as_tangent(t, x, index):
     if not isinstance(t, Variable):
-        t = _constant_like(x, t)
+        t = constant_like(x, t)
     if t.data.shape != x.data.shape:
         raise ValueError(f'jvp: tangent #{index} has shape {t.data.shape}, but its primal has '
                          f'shape {x.data.shape}')

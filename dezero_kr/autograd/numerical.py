@@ -15,7 +15,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Constant, Variable, array_types, no_grad
-from dezero_kr.reverse_mode import _as_tuple, _outputs_of, _reverse_jacobians
+from dezero_kr.autograd.reverse import as_tuple, outputs_of, reverse_jacobians
 
 
 def float64_copy(x, what='float64_copy'):
@@ -110,10 +110,10 @@ def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     """
     args, checked = _float64_arguments(inputs)
     xs = [args[i] for i in checked]
-    outputs = _outputs_of(f(*args), 'gradcheck')
+    outputs = outputs_of(f(*args), 'gradcheck')
     if not outputs:
         raise ValueError('gradcheck: f returned no outputs, so there is nothing to compare')
-    analytic = [_reverse_jacobians(y, xs) for y in outputs]
+    analytic = [reverse_jacobians(y, xs) for y in outputs]
     numeric = _numerical_jacobians(f, args, xs, outputs, eps)
     lines = []
     for n, (i, x) in enumerate(zip(checked, xs)):
@@ -133,7 +133,7 @@ def gradcheck(f, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
 def _float64_arguments(inputs):
     """``(args, checked)``: the arguments with each float input replaced by a float64
     Variable, and the positions of those inputs."""
-    args = list(_as_tuple(inputs))
+    args = list(as_tuple(inputs))
     checked = []
     for i, a in enumerate(args):
         data = a.data if isinstance(a, Variable) else a
@@ -151,7 +151,7 @@ def _numerical_jacobians(f, args, xs, outputs, eps):
     sizes = [y.data.size for y in outputs]
 
     def evaluate():  # every output, flattened into one float64 vector
-        ys = _outputs_of(f(*args), 'gradcheck')
+        ys = outputs_of(f(*args), 'gradcheck')
         return np.concatenate([as_float64(y).reshape(-1) for y in ys])
 
     jac = [[None] * len(xs) for _ in outputs]

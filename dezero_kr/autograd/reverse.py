@@ -14,11 +14,12 @@ from dezero_kr.core import Constant, Variable, array_types, backprop, using_conf
 # =============================================================================
 # Arguments shared by the functional tools
 # =============================================================================
-def _as_tuple(obj):
+def as_tuple(obj):
+    """``obj`` as a tuple: a tuple or list unpacked, anything else as the only element."""
     return tuple(obj) if isinstance(obj, (tuple, list)) else (obj,)
 
 
-def _as_primal(p, what, index, differentiable=True):
+def as_primal(p, what, index, differentiable=True):
     """A primal input as a Variable: arrays are wrapped; so is a Constant when the
     caller needs a gradient for it (``differentiable``)."""
     if isinstance(p, Variable):
@@ -33,8 +34,9 @@ def _as_primal(p, what, index, differentiable=True):
                     f'got {type(p).__name__}')
 
 
-def _outputs_of(ys, what):
-    outs = _as_tuple(ys)
+def outputs_of(ys, what):
+    """The outputs of ``f`` as a tuple of Variables; TypeError naming ``what`` for another output."""
+    outs = as_tuple(ys)
     for i, y in enumerate(outs):
         if not isinstance(y, Variable):
             raise TypeError(f'{what}: f must return a Variable or a tuple of Variables; '
@@ -42,13 +44,14 @@ def _outputs_of(ys, what):
     return outs
 
 
-def _single_output(y, what):
+def single_output(y, what):
+    """``y`` when it is one Variable; TypeError naming ``what`` otherwise."""
     if not isinstance(y, Variable):
         raise TypeError(f'{what}: f must return one Variable, got {type(y).__name__}')
     return y
 
 
-def _constant_like(x, value=None):
+def constant_like(x, value=None):
     """A Constant in ``x``'s dtype and array module: ``value``, or zeros of ``x``'s shape."""
     xp = cuda.get_array_module(x.data)
     if value is None:
@@ -84,8 +87,8 @@ def grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=No
     do not depend on unless ``allow_unused`` (its entry is None) or
     ``materialize_grads`` (zeros of its shape).
     """
-    outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    outputs = as_tuple(outputs)
+    inputs = as_tuple(inputs)
     if not inputs:
         raise ValueError('grad: inputs is empty')
     for i, x in enumerate(inputs):
@@ -118,7 +121,7 @@ def _seeds(outputs, grad_outputs):
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
     else:
-        grad_outputs = _as_tuple(grad_outputs)
+        grad_outputs = as_tuple(grad_outputs)
         if len(grad_outputs) != len(outputs):
             raise ValueError(f'grad: got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs')
     seeds = {}
@@ -133,7 +136,7 @@ def _seeds(outputs, grad_outputs):
             g = Variable(cuda.get_array_module(y.data).ones_like(y.data))
         else:
             if not isinstance(g, Variable):
-                g = Variable(_constant_like(y, g).data)  # a seed in the output's dtype
+                g = Variable(constant_like(y, g).data)  # a seed in the output's dtype
             if g.data.shape != y.data.shape:
                 raise ValueError(f'grad: grad_outputs[{k}] has shape {g.data.shape}, '
                                  f'but output #{k} has shape {y.data.shape}')
@@ -156,17 +159,17 @@ def vjp(f, *primals, v=None, create_graph=False):
     for a primal that is not a Variable/ndarray or an ``f`` that does not return
     Variables, and ``grad``'s errors for a wrong ``v``.
     """
-    xs = tuple(_as_primal(p, 'vjp', i) for i, p in enumerate(primals))
+    xs = tuple(as_primal(p, 'vjp', i) for i, p in enumerate(primals))
     if not xs:
         raise ValueError('vjp: give at least one primal')
     with using_config('enable_backprop', True):  # a reverse pass needs the graph, even in no_grad
         ys = f(*xs)
-    gs = grad(_outputs_of(ys, 'vjp'), xs, grad_outputs=v, create_graph=create_graph,
+    gs = grad(outputs_of(ys, 'vjp'), xs, grad_outputs=v, create_graph=create_graph,
               materialize_grads=True)
     return ys, gs[0] if len(xs) == 1 else gs
 
 
-def _reverse_jacobians(y, xs):
+def reverse_jacobians(y, xs):
     """``[J_i]`` with ``J_i`` of shape ``(y.size, x_i.size)``: one reverse pass per element of y."""
     xp = cuda.get_array_module(y.data)
     rows = [[] for _ in xs]

@@ -1,7 +1,7 @@
 """Graph export: the recorded computation graph as DOT text, SVG, PNG, ...
 
 The drawing helpers ``dezero_kr.graph`` (the public module, DeZero's two
-functions) and ``dezero_kr.backprop_view`` (the backward-pass viewer) both
+functions) and ``dezero_kr.graph.backprop_view`` (the backward-pass viewer) both
 use: the DOT text, the graph walk, value formatting and the renderer.  Both
 import this module and neither imports the other's helpers, so there is no
 import cycle; users import from ``dezero_kr.graph`` (or ``dezero_kr.utils``).
@@ -120,11 +120,11 @@ def get_dot_graph(output, verbose=True, *, param_names=None, show_values=False,
     the output.  ``collapse``: True (runs of 3 or more) or a minimum run
     length for merging chains of same-class functions.
     """
-    return _dot_graph(output, verbose, param_names, show_values, show_grads, mark_nonfinite,
+    return dot_graph(output, verbose, param_names, show_values, show_grads, mark_nonfinite,
                       mark_constants, follow_grads, max_depth, collapse)[0]
 
 
-def _dot_graph(output, verbose, param_names=None, show_values=False, show_grads=False,
+def dot_graph(output, verbose, param_names=None, show_values=False, show_grads=False,
                mark_nonfinite=False, mark_constants=True, follow_grads=False, max_depth=None,
                collapse=False):
     """``(text, node_ids)``: ``get_dot_graph``'s text and ``{Variable or Function: DOT node
@@ -135,7 +135,7 @@ def _dot_graph(output, verbose, param_names=None, show_values=False, show_grads=
     if max_depth is not None and (not isinstance(max_depth, int) or max_depth < 0):
         raise ValueError(f'get_dot_graph: max_depth must be None or an int >= 0, got {max_depth!r}')
     min_run = _count_option('collapse', collapse, 3, 0, 2)
-    walk = _walk(roots, max_depth, follow_grads)
+    walk = breadth_first_walk(roots, max_depth, follow_grads)
     labels = _param_labels(param_names)
     for v, g in walk.grad_links:  # an unnamed gradient of x is labelled x.grad
         name = labels.get(v, v.name)
@@ -209,7 +209,8 @@ class _Walk:
         self.grad_links = []   # (Variable, its .grad) when follow_grads
 
 
-def _walk(roots, max_depth, follow_grads):
+def breadth_first_walk(roots, max_depth, follow_grads):
+    """The walk from ``roots`` to ``max_depth`` (None: all), along ``.grad`` links too with ``follow_grads``."""
     walk = _Walk()
     seen = set(roots)
     queue = collections.deque((v, 0) for v in roots)
@@ -248,7 +249,7 @@ def walk_graph(outputs):
     draws: ``.funcs`` (each Function once, nearest the outputs first) and ``.consumer``
     (Variable -> a walked Function that reads it).  For the package's other writers of the
     recorded graph (``dezero_kr.onnx``)."""
-    return _walk(list(outputs), None, False)
+    return breadth_first_walk(list(outputs), None, False)
 
 
 def _live_outputs(f):
@@ -389,7 +390,7 @@ class _DotWriter:
             return f'label="{_escape(text)}", {style}'
         lines = [text] if text else []
         if self.limit >= 0 and data is not None and data.size <= self.limit:
-            lines.extend(_format_values(data).split('\n'))
+            lines.extend(format_values(data).split('\n'))
         if self.show_grads and v.grad is not None and v.grad.data is not None:
             lines.append(self.grad_text(v.grad.data))
         bad = self.nonfinite(v) if self.mark_nonfinite else None
@@ -408,11 +409,11 @@ class _DotWriter:
 
     def grad_text(self, g):
         if self.limit >= 0 and g.size <= self.limit:
-            return 'grad: ' + _format_values(g).replace('\n', ' ')
+            return 'grad: ' + format_values(g).replace('\n', ' ')
         xp = cuda.get_array_module(g)
         norm = float(xp.linalg.norm(g.ravel().astype(np.float64 if g.dtype.kind != 'c'
                                                       else np.complex128)))
-        return f'grad: {g.shape} norm={_fmt_number(norm)}'
+        return f'grad: {g.shape} norm={fmt_number(norm)}'
 
     def nonfinite(self, v):
         """'nan in data', 'inf in grad', ... or '' when v holds only finite numbers."""
@@ -459,7 +460,8 @@ def _nonfinite_kinds(arr):
     return kinds
 
 
-def _fmt_number(v):
+def fmt_number(v):
+    """One value as the pictures print it: a bool or integer as itself, else 4 significant digits."""
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (int, np.integer)):
@@ -467,15 +469,15 @@ def _fmt_number(v):
     return format(v, '.4g')
 
 
-def _format_values(arr):
+def format_values(arr):
     """Compact text of a small array: '6', '[1, 2.5]', '[[1, 2],\\n [3, 4]]'."""
     a = cuda.as_numpy(arr)
     if a.ndim == 0:
-        return _fmt_number(a.item())
+        return fmt_number(a.item())
     if a.ndim == 1 and a.dtype.kind in 'biuf':  # the common case, without array2string's cost
-        return '[' + ', '.join([_fmt_number(e) for e in a.tolist()]) + ']'
+        return '[' + ', '.join([fmt_number(e) for e in a.tolist()]) + ']'
     return np.array2string(a, separator=', ', threshold=a.size + 1, max_line_width=60,
-                           formatter={'float_kind': _fmt_number, 'complex_kind': _fmt_number})
+                           formatter={'float_kind': fmt_number, 'complex_kind': fmt_number})
 
 
 _FUNCTION_SLOTS = frozenset(Function.__slots__) | {'__weakref__', '__dict__'}
@@ -500,12 +502,12 @@ def _func_attrs(f, limit):
 
 def _short_value(value, limit):
     if value is None or isinstance(value, (bool, int, float, complex, str, np.generic)):
-        text = value if isinstance(value, str) else _fmt_number(value) if value is not None \
+        text = value if isinstance(value, str) else fmt_number(value) if value is not None \
             else 'None'
     elif isinstance(value, tuple) and all(isinstance(e, (int, np.integer)) for e in value):
         text = str(tuple(int(e) for e in value))
     elif isinstance(value, array_types) and value.size <= limit:
-        text = _format_values(value).replace('\n', ' ')
+        text = format_values(value).replace('\n', ' ')
     else:
         return None
     return text if len(text) <= 40 else text[:37] + '...'
