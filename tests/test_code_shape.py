@@ -23,7 +23,7 @@ COMPLEXITY_ALLOWED = {('core.py', 'backprop')}
 # that only a rarely used path needs.  Anything else goes at the top of the module.
 INNER_IMPORTS_ALLOWED = {
     ('blas.py', '_threadpoolctl'): 'threadpoolctl (a dependency, loaded when a limit is asked for)',
-    ('distributed.py', '_mpi'): 'mpi4py (optional extra [mpi])',
+    ('distributed/communicator.py', '_mpi'): 'mpi4py (optional extra [mpi])',
     ('download.py', '_download_once'): 'urllib/http/ssl only when a download starts',
     ('download.py', '_download_with_retry'): 'urllib only when a download starts',
     ('onnx.py', '_require_onnx'): 'onnx (optional extra [onnx])',

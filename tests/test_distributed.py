@@ -301,7 +301,7 @@ def test_a_caught_sys_exit_does_not_abort_the_job(tmp_path):
 @pytest.fixture
 def no_mpi4py(monkeypatch):
     monkeypatch.setitem(sys.modules, 'mpi4py', None)  # ``from mpi4py import MPI`` -> ImportError
-    for name in dist._LAUNCHER_SIZE_VARS:
+    for name in dist.communicator.LAUNCHER_SIZE_VARS:
         monkeypatch.delenv(name, raising=False)
 
 
