@@ -93,6 +93,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import signal
 import sys
 import time
 import traceback
@@ -114,6 +115,7 @@ INSTALL_HINT = 'pip install -e ".[mpi]"  (mpi4py and the mpich wheel)'
 # Environment variables in which MPI launchers (MPICH's hydra, Open MPI, PMIx) give each process
 # the number of ranks.
 _LAUNCHER_SIZE_VARS = ('PMI_SIZE', 'OMPI_COMM_WORLD_SIZE', 'MPI_LOCALNRANKS', 'PMIX_SIZE')
+_LAUNCHER_RANK_VARS = ('PMI_RANK', 'OMPI_COMM_WORLD_RANK', 'PMIX_RANK')
 
 # Gradients of at least this many bytes are all-reduced in place, one MPI_Allreduce each, with no
 # packing copy; smaller ones are packed into one buffer per dtype. Measured (2 ranks, MPICH shared
@@ -193,7 +195,9 @@ def init(mpi_comm=None, abort_on_error=True):
                     f'extra: {INSTALL_HINT}') from e
             return Communicator(None)
     comm = Communicator(mpi_comm)
-    if abort_on_error and comm.size > 1:
+    if not abort_on_error:
+        _remove_pre_init_hook()
+    elif comm.size > 1:
         _install_excepthook(comm)
         _install_exit_hooks(comm)
     return comm
@@ -365,22 +369,76 @@ def _abort_for_exception(comm, exc_type, exc, tb):
     comm.abort(f'raised {exc_type.__name__}: {exc}; aborting all {comm.size} ranks (MPI_Abort)')
 
 
-_hooked = []  # the communicators whose excepthook is installed (one per process is enough)
+class _AbortHook:
+    """The ``sys.excepthook`` of a rank of a job of more than one rank: an uncaught exception
+    (not ``SystemExit``) ends every rank of the job instead of leaving the others waiting.
 
+    Installed when ``dezero_kr.distributed`` is imported under a launcher of more than one
+    rank (``comm`` None: ``_end_before_init``), given its communicator by ``init()``
+    (``_abort_for_exception``: ``MPI_Abort``).
+    """
 
-def _install_excepthook(comm):
-    if _hooked:
-        return
-    _hooked.append(comm)
-    previous = sys.excepthook
+    def __init__(self, previous):
+        self.previous = previous
+        self.comm = None
 
-    def excepthook(exc_type, exc, tb):
+    def __call__(self, exc_type, exc, tb):
         if issubclass(exc_type, SystemExit):  # not an error: let Python handle it
-            previous(exc_type, exc, tb)
-            return
-        _abort_for_exception(comm, exc_type, exc, tb)
+            self.previous(exc_type, exc, tb)
+        elif self.comm is None:
+            _end_before_init(exc_type, exc, tb)
+        else:
+            _abort_for_exception(self.comm, exc_type, exc, tb)
 
-    sys.excepthook = excepthook
+
+_hook = None  # the _AbortHook installed in this process, if any
+
+
+def _install_excepthook(comm=None):
+    global _hook
+    if _hook is None:
+        _hook = _AbortHook(sys.excepthook)
+        sys.excepthook = _hook
+    if comm is not None and _hook.comm is None:
+        _hook.comm = comm
+
+
+def _remove_pre_init_hook():
+    """``init(abort_on_error=False)``: take back the hook the import installed."""
+    global _hook
+    if _hook is not None and _hook.comm is None and sys.excepthook is _hook:
+        sys.excepthook = _hook.previous
+        _hook = None
+
+
+def _launcher_rank():
+    """This process's rank as an MPI launcher gives it, or None when not under a launcher."""
+    for name in _LAUNCHER_RANK_VARS:
+        value = os.environ.get(name)
+        if value and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def _end_before_init(exc_type, exc, tb):
+    """An uncaught exception before ``init()``: print it with the rank, then end the job.
+
+    A rank that merely exits before ``MPI_Init`` leaves MPICH's ``mpiexec`` waiting for it
+    for ever, with the other ranks inside ``MPI_Init`` (measured: the job never ended).  So
+    the rank aborts with ``MPI_Abort`` when MPI is running already (the script imported
+    mpi4py itself), and else kills itself with SIGKILL, which every launcher takes for a
+    failed rank: the job ends at once, ``mpiexec`` with status 9.
+    """
+    traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
+    size = _launcher_size()
+    sys.stderr.write(f'dezero_kr.distributed: rank {_launcher_rank()} of {size}: raised '
+                     f'{exc_type.__name__}: {exc} before dist.init(); ending all {size} ranks\n')
+    sys.stderr.flush()
+    time.sleep(0.5)  # let mpiexec forward the message first (see Communicator.abort)
+    MPI = sys.modules.get('mpi4py.MPI')
+    if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
+        MPI.COMM_WORLD.Abort(1)
+    os.kill(os.getpid(), getattr(signal, 'SIGKILL', signal.SIGTERM))
 
 
 _exit_status = []  # the status sys.exit ended this process with (noted by _RankExit)
@@ -899,3 +957,9 @@ def evaluate(comm, fn, loader):
             total += float(cuda.as_numpy(value)) * len(x)
             count += len(x)
     return comm.mean(total / count if count else 0.0, weight=count)
+
+
+# Installed at import, not only by init(): a rank that raises between this import and init()
+# would otherwise leave the job waiting for ever (issue 34).
+if (_launcher_size() or 1) > 1:
+    _install_excepthook()

@@ -239,6 +239,8 @@ def fail(comm, mode):
 
 
 def main(out_dir, mode):
+    if mode == 'raise_before_init' and os.environ.get('PMI_RANK') == '1':  # MPICH's hydra
+        raise ValueError('deliberate failure before init')
     comm = dist.init(abort_on_error=mode != 'context')
     if mode == 'train':
         for config in CONFIGS:
@@ -247,7 +249,7 @@ def main(out_dir, mode):
         in_place_paths(comm, out_dir)
         comm.print('trained', comm.size)
     else:
-        fail(comm, mode)
+        fail(comm, 'raise' if mode == 'raise_before_init' else mode)
 
 
 if __name__ == '__main__':

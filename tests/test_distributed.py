@@ -15,6 +15,7 @@ differ) must end the whole job within seconds, naming the rank and the error.
 Without mpi4py these tests skip -- except in CI (``CI`` set), where they fail.
 """
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -56,14 +57,26 @@ def _env():
 
 
 def run_ranks(n, args, timeout=120):
-    """Run ``python args`` as ``n`` MPI ranks (``n == 1``: plainly, without mpiexec)."""
+    """Run ``python args`` as ``n`` MPI ranks (``n == 1``: plainly, without mpiexec).
+
+    A job still running after ``timeout`` seconds fails the test, and is killed whole:
+    mpiexec, its proxy and every rank (they run in a session of their own).
+    """
     _require_mpi()
     command = [sys.executable] + [str(a) for a in args]
     if n > 1:
         command = [dist.find_mpiexec(), '-n', str(n)] + command  # MPICH's hydra oversubscribes by itself
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_env(),
-                            cwd=ROOT)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=_env(), cwd=ROOT, start_new_session=True) as job:
+        try:
+            stdout, stderr = job.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(job.pid, signal.SIGKILL)
+            stdout, stderr = job.communicate()
+            pytest.fail(f'the job of {n} rank(s) did not end within {timeout} s (killed); '
+                        f'stderr: {stderr[-2000:]}')
+    result = subprocess.CompletedProcess(command, job.returncode, stdout, stderr)
     return result, time.perf_counter() - start
 
 
@@ -274,6 +287,18 @@ def test_failing_rank_aborts_the_job(tmp_path, mode, messages):
     assert 'finished' not in result.stdout  # rank 0 did not run on as if nothing happened
     for m in messages:
         assert m in result.stderr, result.stderr
+
+
+def test_a_rank_raising_before_init_ends_the_job(tmp_path):
+    """Issue 34: rank 1 raised after ``import dezero_kr.distributed`` but before ``dist.init()``;
+    it exited before ``MPI_Init`` and mpiexec waited for ever, rank 0 inside ``MPI_Init``."""
+    result, seconds = run_ranks(2, [WORKER, tmp_path, 'raise_before_init'], timeout=30)
+    assert result.returncode != 0
+    assert seconds < 20, f'the job took {seconds:.1f} s to end'
+    assert 'finished' not in result.stdout
+    assert ('dezero_kr.distributed: rank 1 of 2: raised ValueError: deliberate failure before '
+            'init before dist.init(); ending all 2 ranks') in result.stderr, result.stderr
+    assert 'Traceback' in result.stderr
 
 
 @pytest.mark.parametrize('mode, status, message', [
