@@ -90,7 +90,7 @@ CI).
 """
 import atexit
 import contextlib
-import hashlib
+import json
 import os
 import shutil
 import signal
@@ -214,6 +214,7 @@ class Communicator:
         self.mpi_comm = mpi_comm
         self.rank = 0 if mpi_comm is None else mpi_comm.Get_rank()
         self.size = 1 if mpi_comm is None else mpi_comm.Get_size()
+        self._mean_layout = self._gather_layout = None  # agreed by every rank (see _exchange)
 
     def __repr__(self):
         backend = 'mpi4py' if self.mpi_comm is not None else 'no MPI'
@@ -258,33 +259,103 @@ class Communicator:
                 buf[...] = cuda.as_cupy(host)
         return buf
 
-    def allgather_array(self, values):
-        """Stack the equal-shaped NumPy arrays ``values`` of every rank: shape ``(size,) + values.shape``."""
-        values = np.ascontiguousarray(values)
-        out = np.empty((self.size,) + values.shape, dtype=values.dtype)
+    def allgather_json(self, obj):
+        """Every rank's ``obj`` in rank order (a list of ``size``): it travels as JSON text
+        (so lists come back for tuples), never pickled.  A collective: every rank calls it."""
+        data = np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8)
         if self.size == 1:
-            out[0] = values
-        else:
-            self.mpi_comm.Allgather(values, out)
-        return out
+            return [json.loads(data.tobytes())]
+        sizes = np.empty(self.size, dtype=np.int64)
+        self.mpi_comm.Allgather(np.array([data.size], dtype=np.int64), sizes)
+        out = np.empty(int(sizes.sum()), dtype=np.uint8)
+        self.mpi_comm.Allgatherv(data, [out, sizes])
+        ends = np.cumsum(sizes)
+        return [json.loads(out[end - n:end].tobytes()) for n, end in zip(sizes.tolist(), ends.tolist())]
+
+    def allgather_array(self, values):
+        """Stack the equal-shaped NumPy arrays ``values`` of every rank: shape ``(size,) + values.shape``.
+
+        Raises ValueError on every rank, naming the ranks and their shapes and
+        dtypes, when they differ (see ``_exchange``: checked once per change).
+        """
+        values = np.ascontiguousarray(values)
+        if self.size == 1:
+            return values[None].copy()
+        raw = values.reshape(-1).view(np.uint8)
+
+        def send(layout, ok):
+            block = np.zeros(layout[0] * layout[2] + 1, dtype=np.uint8)
+            if ok:
+                block[:-1] = raw
+                block[-1] = 1
+            blocks = np.empty((self.size, block.size), dtype=np.uint8)
+            self.mpi_comm.Allgather(block, blocks)
+            return blocks if blocks[:, -1].all() else None
+
+        layout = [values.size, str(values.dtype), values.dtype.itemsize, list(values.shape)]
+        blocks = self._exchange('Communicator.allgather_array', '_gather_layout', layout, send)
+        return blocks[:, :-1].copy().view(values.dtype).reshape((self.size,) + values.shape)
 
     def mean(self, value, weight=1.0):
         """The weighted mean ``sum_r w_r v_r / sum_r w_r`` of a number or array over all ranks.
 
         Returns a float for a scalar ``value``, a float64 array for an array
         (the same on every rank).  ``weight`` is usually the rank's sample count.
-        Raises ValueError when the weights sum to zero.
+        Raises ValueError when the weights sum to zero, and on every rank when
+        the ranks' values differ in shape (naming the ranks and shapes).
         """
         v = np.asarray(cuda.as_numpy(value), dtype=np.float64)
-        buf = np.empty(v.size + 1)
-        buf[:-1] = v.ravel()
-        buf[:-1] *= weight
-        buf[-1] = weight
-        self.allreduce_sum(buf)
-        if buf[-1] == 0:
+
+        def send(layout, ok):
+            buf = np.zeros(layout[0] + 2)
+            if ok:
+                buf[:-2] = v.ravel()
+                buf[:-2] *= weight
+                buf[-2] = weight
+                buf[-1] = 1
+            self.allreduce_sum(buf)
+            return buf if buf[-1] == self.size else None
+
+        buf = self._exchange('Communicator.mean', '_mean_layout', [v.size, 'shape', 0, list(v.shape)],
+                             send)
+        if buf[-2] == 0:
             raise ValueError(f'Communicator.mean: the weights of the {self.size} rank(s) sum to 0')
-        out = buf[:-1] / buf[-1]
+        out = buf[:-2] / buf[-2]
         return float(out[0]) if v.ndim == 0 else out.reshape(v.shape)
+
+    def _exchange(self, what, attr, layout, send):
+        """One collective whose message size depends on ``layout``, checked to agree between ranks.
+
+        ``send(layout, ok)`` runs the collective with a message sized by
+        ``layout`` (``[count, dtype, itemsize, shape]``) and a flag ``ok``; it
+        returns the result, or None when some rank's flag was not set.  The
+        last layout all ranks agreed on is kept in ``attr``: while this rank's
+        is the same, a call costs the one collective.  A rank whose layout
+        changed sends a message of the agreed size with the flag cleared, so
+        the others learn of it without a message of a size they do not
+        expect; then every rank exchanges its layout (``allgather_json``), and
+        raises ValueError naming the ranks that differ, or agrees on the new one.
+        """
+        while True:
+            agreed = getattr(self, attr)
+            if agreed != layout:
+                if agreed is not None:
+                    send(agreed, False)
+                self._agree(what, attr, layout)
+            result = send(layout, True)
+            if result is not None:
+                return result
+            self._agree(what, attr, layout)  # another rank's changed: raises unless it matches
+
+    def _agree(self, what, attr, layout):
+        everyone = self.allgather_json(layout)
+        differ = [r for r in range(self.size) if everyone[r] != everyone[0]]
+        if differ:
+            setattr(self, attr, None)  # every rank raises: the next call agrees afresh
+            raise ValueError(f'{what}: the ranks differ: ' + '; '.join(
+                f'rank {r} has {_describe_layout(everyone[r])}, rank 0 {_describe_layout(everyone[0])}'
+                for r in differ[:3]))
+        setattr(self, attr, everyone[0])
 
     def bcast_params(self, target, root=0):
         """Copy rank ``root``'s parameter values to every rank (in place).
@@ -362,6 +433,11 @@ class Communicator:
             if self.size == 1:
                 raise
             _abort_for_exception(self, type(e), e, e.__traceback__)
+
+
+def _describe_layout(layout):
+    shape = tuple(layout[3])
+    return f'shape {shape}' if layout[1] == 'shape' else f'{shape} {layout[1]}'
 
 
 def _abort_for_exception(comm, exc_type, exc, tb):
@@ -512,22 +588,57 @@ def _named_params(target):
     return [(str(i), p) for i, p in enumerate(params)]
 
 
-def _layout_line(name, p):
-    if p.data is None:
-        return f'{name}: not initialised'
-    return f'{name}: {p.data.shape} {p.data.dtype}'
+def _signature(named):
+    """What must agree between the ranks: ``[name, shape, dtype, array module]`` per parameter
+    (shape and dtype None before a lazy layer made its data)."""
+    sig = []
+    for name, p in named:
+        a = p.data
+        if a is None:
+            sig.append([name, None, None, None])
+        else:
+            sig.append([name, list(a.shape), a.dtype.name, cuda.get_array_module(a).__name__])
+    return sig
+
+
+def _describe_param(entry):
+    _, shape, dtype, xp = entry
+    if shape is None:
+        return 'not initialised'
+    return f'{tuple(shape)} {dtype}' + ('' if xp == 'numpy' else f' ({xp})')
+
+
+def _differences(sig, root_sig, rank, limit=3):
+    """How rank ``rank``'s signature differs from rank 0's, as phrases (at most ``limit``)."""
+    mine, root = {e[0]: e for e in sig}, {e[0]: e for e in root_sig}
+    out = []
+    for name in list(mine) + [n for n in root if n not in mine]:
+        if name not in root:
+            out.append(f'rank {rank} has {name} {_describe_param(mine[name])}, rank 0 has no {name}')
+        elif name not in mine:
+            out.append(f'rank {rank} has no {name}, rank 0 has {name} {_describe_param(root[name])}')
+        elif mine[name] != root[name]:
+            out.append(f'rank {rank} has {name} {_describe_param(mine[name])}, rank 0 '
+                       f'{_describe_param(root[name])}')
+    if not out:
+        out.append(f'rank {rank} has the parameters in another order')
+    return out[:limit]
 
 
 def _check_same_layout(comm, named, what):
-    """Raise ValueError on every rank when the ranks' parameter layouts differ (one Allgather)."""
-    lines = [_layout_line(name, p) for name, p in named]
-    digest = np.frombuffer(hashlib.sha256('\n'.join(lines).encode()).digest(), dtype=np.uint8)
-    digests = comm.allgather_array(digest)
-    differ = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
-    if differ:
-        raise ValueError(f'{what}: the parameters differ between ranks: rank(s) {differ} do not '
-                         f'match rank 0 (same model code on every rank?); rank {comm.rank} has: '
-                         f'{lines}')
+    """Raise ValueError on every rank when the ranks' parameters (names, shapes, dtypes) differ.
+
+    One ``allgather_json`` of the signatures (a collective: every rank must call it).  The
+    message names each differing rank and parameter with both ranks' shapes and dtypes.
+    """
+    sigs = comm.allgather_json(_signature(named))
+    phrases = []
+    for rank in range(1, len(sigs)):
+        if sigs[rank] != sigs[0]:
+            phrases += _differences(sigs[rank], sigs[0], rank)
+    if phrases:
+        raise ValueError(f'{what}: the parameters differ between ranks: {"; ".join(phrases)} '
+                         f'(the same model code on every rank?)')
 
 
 class _Bucket:
@@ -536,7 +647,8 @@ class _Bucket:
 
     ``entries``: ``(param, start, stop)`` slices of the buffer for the packed
     parameters; ``total``: the buffer length without flags.  ``buffer`` (``total``
-    gradients, then one flag per parameter: the packed ones, then the big ones)
+    gradients, then one flag per parameter: the packed ones, then the big ones, then
+    one that is 1 unless this rank's parameters changed: ``_announce_change``)
     and its views ``head`` (the gradients), ``flags`` and ``views`` (one per
     packed parameter, in its shape) are kept between steps.
     """
@@ -565,7 +677,7 @@ class _Bucket:
         is allocated.  (Reference counts: CPython.)
         """
         if self.buffer is None or _refcounts(self.buffer, self.views) != self._baseline:
-            buf = self.xp.empty(self.total + len(self.entries) + len(self.big), dtype=self.dtype)
+            buf = self.xp.empty(self.total + len(self.entries) + len(self.big) + 1, dtype=self.dtype)
             self.head, self.flags = buf[:self.total], buf[self.total:]
             self.views = tuple(buf[start:stop].reshape(p.data.shape)
                                for p, start, stop in self.entries)
@@ -599,6 +711,22 @@ def _buckets(params, inplace_min_bytes=None):
         else:
             bucket.add(p)
     return list(buckets.values())
+
+
+def _layout_key(params):
+    """What the plan depends on, cheap to build and compare at every step: per parameter its
+    id, array type, shape and dtype (about 0.2 us a parameter)."""
+    return tuple([(id(p), None, None, None) if (a := p.data) is None
+                  else (id(p), type(a), a.shape, a.dtype) for p in params])
+
+
+def _announce_change(comm, bucket, cuda_aware):
+    """Send the message the other ranks expect first (``bucket``'s, of the plan they agreed
+    on) with its last flag 0: they then check the parameters with this rank instead of
+    reducing (``DataParallel._reduce_bucket`` returns False)."""
+    buf = bucket.writable_buffer()
+    buf.fill(0)
+    comm.allreduce_sum(buf, cuda_aware=cuda_aware)
 
 
 def _shape_error(shape, grad_shape):
@@ -652,7 +780,7 @@ class DataParallel:
         object.__setattr__(self, 'skipped_steps', 0)
         object.__setattr__(self, 'last_reduce_seconds', 0.0)
         object.__setattr__(self, '_synced', frozenset())  # params broadcast with data
-        object.__setattr__(self, '_plan', None)  # (key, buckets) of the last reduce
+        object.__setattr__(self, '_plan', None)  # (_layout_key, buckets) the ranks agreed on
         if optimizer.target is not None:
             self._broadcast()
 
@@ -712,47 +840,66 @@ class DataParallel:
         in its own array (a reference kept to it sees the mean); smaller ones
         become views of a shared buffer (a kept reference keeps the local values).
         Raises ValueError for a gradient whose shape is not its parameter's,
-        before any gradient is changed.
+        before any gradient is changed, and on every rank when the ranks'
+        parameters (names, shapes, dtypes) differ (checked at the first reduce
+        and whenever a rank's parameters changed since, see ``_layout_key``).
         """
         if self.comm.size == 1:
             return
         start = time.perf_counter()
         if params is None:
             params = self._params('allreduce_grads')
-        buckets = self._buckets(params)
         for p in params:  # every shape first: an error must leave every gradient as it was
             g = p.grad
-            if g is not None and g.data.shape != p.data.shape:
+            if g is not None and p.data is not None and g.data.shape != p.data.shape:
                 raise _shape_error(p.data.shape, g.data.shape)
-        for bucket in buckets:
-            self._reduce_bucket(bucket)
+        key = _layout_key(params)
+        plan = self._plan
+        if plan is not None and plan[0] != key:
+            # This rank's parameters changed since the ranks agreed on the plan: tell the
+            # others in the message they expect (the agreed plan's first), then check anew.
+            _announce_change(self.comm, plan[1][0], self.cuda_aware)
+            plan = None
+        while True:
+            if plan is None:
+                plan = self._agree_plan(params, key)
+            if all(self._reduce_bucket(bucket) for bucket in plan[1]):
+                break
+            plan = None  # another rank's parameters changed: check anew (raises if they differ)
         self.last_reduce_seconds = time.perf_counter() - start
 
-    def _buckets(self, params):
-        key = tuple(map(id, params))
-        plan = self._plan
-        if plan is None or plan[0] != key:
-            missing = [p.name for p in params if p.data is None]
-            if missing:
-                raise RuntimeError(f'DataParallel.allreduce_grads: parameters {missing} have no '
-                                   f'data yet; run a forward pass first')
-            plan = (key, _buckets(params, INPLACE_MIN_BYTES))
-            for bucket in plan[1]:
-                # A 0-d array of the bucket's dtype, not a Python float: the same products, and
-                # NumPy skips converting the scalar at every multiply (0.50 -> 0.28 us each).
-                bucket.scale = bucket.xp.asarray(1.0 / self.comm.size, dtype=bucket.dtype)
-            self._plan = plan
-        return plan[1]
+    def _agree_plan(self, params, key):
+        """Check with every rank that the parameters agree (a collective), then make the plan."""
+        target = self.optimizer.target
+        names = {id(p): n for n, p in _named_params(target)} if target is not None else {}
+        named = [(names.get(id(p), p.name or f'#{i}'), p) for i, p in enumerate(params)]
+        _check_same_layout(self.comm, named, 'DataParallel.allreduce_grads')
+        missing = [name for name, p in named if p.data is None]
+        if missing:
+            raise RuntimeError(f'DataParallel.allreduce_grads: parameters {missing} have no '
+                               f'data yet; run a forward pass first')
+        buckets = _buckets(params, INPLACE_MIN_BYTES)
+        for bucket in buckets:
+            # A 0-d array of the bucket's dtype, not a Python float: the same products, and
+            # NumPy skips converting the scalar at every multiply (0.50 -> 0.28 us each).
+            bucket.scale = bucket.xp.asarray(1.0 / self.comm.size, dtype=bucket.dtype)
+        self._plan = (key, buckets)
+        return self._plan
 
     def _reduce_bucket(self, bucket):
         """One ``MPI_Allreduce`` of the packed gradients and all flags, then one per big
-        gradient that some rank has (the flags tell every rank which those are)."""
+        gradient that some rank has (the flags tell every rank which those are).
+
+        Returns False, having changed no gradient, when the last flag says that another
+        rank's parameters changed (``_announce_change``)."""
         buf = bucket.writable_buffer()
         grads = self._pack(bucket)
-        bigs = [p.grad for p in bucket.big]
-        sources = self._scale_big(bucket, bigs) if bigs else ()
         self.comm.allreduce_sum(buf, cuda_aware=self.cuda_aware)
         counts = bucket.flags.tolist()
+        if counts[-1] != self.comm.size:
+            return False
+        bigs = [p.grad for p in bucket.big]
+        sources = self._scale_big(bucket, bigs) if bigs else ()
         for p, g, view, count in zip(bucket.params, grads, bucket.views, counts):
             if count == 0:
                 continue  # no rank had a gradient: it stays None, as in a single process
@@ -770,13 +917,17 @@ class DataParallel:
                 p.grad = Variable(a)
             elif g.data is not a:
                 g.data = a
+        return True
 
     def _pack(self, bucket):
         """Copy the small gradients, scaled by 1/size, into the bucket's buffer (zeros and
-        flag 0 for a missing one); returns them (Variables or None)."""
+        flag 0 for a missing one, big ones included); returns them (Variables or None)."""
         grads = [p.grad for p in bucket.params]
         flags, scale, multiply = bucket.flags, bucket.scale, bucket.xp.multiply
-        flags.fill(1)  # 1: this rank has a gradient for the parameter
+        flags.fill(1)  # 1: this rank has a gradient for the parameter; the last: "unchanged"
+        for i, p in enumerate(bucket.big, len(grads)):
+            if p.grad is None or p.grad.data is None:
+                flags[i] = 0
         for i, (g, view) in enumerate(zip(grads, bucket.views)):
             if g is None:
                 view.fill(0)
@@ -789,15 +940,15 @@ class DataParallel:
         return grads
 
     def _scale_big(self, bucket, bigs):
-        """Scale the big gradients by 1/size; returns the array each is to be reduced in (None
+        """Scale the big gradients by 1/size (after the buffer's reduce: not at all when another
+        rank's parameters changed); returns the array each is to be reduced in (None
         where this rank has none, flag 0).  That is the gradient array itself when it may be
         overwritten (``_reducible_in_place``), else a new array of the parameter's dtype."""
         sources, in_place, taken = [], [], set()
-        flags = bucket.flags[len(bucket.params):]
-        for i, g in enumerate(bigs):
+        for g in bigs:
             a = None if g is None else g.data
             if a is None:
-                flags[i] = 0
+                pass
             elif _reducible_in_place(a, bucket.dtype, taken):
                 in_place.append(a)
                 taken.add(id(a))

@@ -277,7 +277,16 @@ def test_big_gradients_are_reduced_in_place_and_every_other_path_falls_back(job)
 @pytest.mark.parametrize('mode, messages', [
     ('raise', ['rank 1 of 2', 'ValueError: deliberate failure on rank 1']),
     ('context', ['rank 1 of 2', "KeyError: 'deliberate failure in a with block'"]),
-    ('mismatch', ['parameters differ between ranks', 'rank(s) [1]']),
+    ('mismatch', ['bcast_params: the parameters differ between ranks: rank 1 has l3/W (10, 2) '
+                  'float64, rank 0 has no l3/W; rank 1 has l3/b (2,) float64, rank 0 has no l3/b']),
+    # issue 34: these ended with MPICH's "Message truncated" or a NumPy broadcast error
+    ('dtype_change', ['DataParallel.allreduce_grads: the parameters differ between ranks: '
+                      'rank 1 has l1/W (64, 16) float32, rank 0 (64, 16) float64']),
+    ('shape_change', ['DataParallel.allreduce_grads: the parameters differ between ranks: '
+                      'rank 1 has l2/b (1, 10) float64, rank 0 (10,) float64']),
+    ('mean_shapes', ['Communicator.mean: the ranks differ: rank 1 has shape (3,), rank 0 shape (2,)']),
+    ('gather_shapes', ['Communicator.allgather_array: the ranks differ: rank 1 has (3,) float64, '
+                       'rank 0 (2,) float64']),
     ('die', []),
 ])
 def test_failing_rank_aborts_the_job(tmp_path, mode, messages):
@@ -287,6 +296,40 @@ def test_failing_rank_aborts_the_job(tmp_path, mode, messages):
     assert 'finished' not in result.stdout  # rank 0 did not run on as if nothing happened
     for m in messages:
         assert m in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize('ranks', [2, 3])
+def test_ranks_that_change_shapes_together_agree_anew_and_go_on(tmp_path, ranks):
+    """``mean`` and ``allgather_array`` of shapes changing on every rank at once give the right
+    values, and a dtype every rank changes after setup trains on (the result of one process)."""
+    result, _ = run_ranks(ranks, [WORKER, tmp_path, 'agreed'], timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert f'agreed {ranks}' in result.stdout
+    records = _records(tmp_path, 'agreed', ranks)
+    w = np.arange(1, ranks + 1, dtype=np.float64)
+    means = [np.average(2.0 + np.arange(ranks), weights=w),
+             np.average([np.arange(3.0) * (r + 1) for r in range(ranks)], axis=0, weights=w),
+             np.average(5.0 * np.arange(ranks), weights=w),
+             np.average([np.full((2, 2), float(r)) for r in range(ranks)], axis=0, weights=w)]
+    gathers = [np.array([np.arange(2) + r for r in range(ranks)]),
+               np.array([np.arange(3.0) * r for r in range(ranks)]),
+               np.arange(ranks, dtype=np.int8)[:, None]]
+    data = W.DigitsSubset()
+    np.random.seed(0)
+    model, optimizer, _ = W.build('sgd')
+    for k in range(5):  # one process on the concatenated batches, l1/W float32 from step 2
+        if k == 2:
+            W.change_layout(model, 'agree_dtype')
+        W.step(model, optimizer, data.data[:ranks * W.BATCH], data.label[:ranks * W.BATCH])
+    for rec in records:
+        for i, m in enumerate(means):
+            np.testing.assert_allclose(rec[f'mean{i}'], m, rtol=1e-15)
+        for i, g in enumerate(gathers):
+            np.testing.assert_array_equal(rec[f'gather{i}'], g)
+            assert rec[f'gather{i}'].dtype == g.dtype
+        assert rec['final/l1/W'].dtype == np.float32
+        for name, p in model.named_params():
+            np.testing.assert_allclose(rec[f'final/{name}'], p.data, rtol=1e-5, err_msg=name)
 
 
 def test_a_rank_raising_before_init_ends_the_job(tmp_path):
@@ -398,6 +441,9 @@ class _FakeComm(dist.Communicator):
 
     def allgather_array(self, values):
         return np.repeat(np.asarray(values)[None], self.size, axis=0)
+
+    def allgather_json(self, obj):
+        return [obj] * self.size
 
     def bcast_array(self, buf, root=0):
         return buf
