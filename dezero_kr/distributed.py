@@ -68,11 +68,25 @@ Adam moments are untouched).  One flag per parameter (big ones included)
 travels in the buffer of the small gradients, reduced first, so this costs no
 extra message, and a big gradient that is None on every rank sends none.
 
-Failure handling: ``init()`` installs an excepthook (when there is more than
-one rank) that prints the traceback with the rank and calls ``MPI_Abort``, so
-one rank's exception ends the whole job instead of leaving the others waiting
-forever in a collective; ``with comm.abort_on_error():`` does the same for a
+What every rank must agree on is checked once per change, not at every step:
+``DataParallel`` keys its plan on each parameter's id, array type, shape and
+dtype (compared locally at every step); the ranks compare names, shapes and
+dtypes (one ``allgather_json``) at the first reduce and after a rank's key
+changed, and raise ValueError on every rank naming what differs ("rank 1 has
+l1/W (64, 16) float32, rank 0 (64, 16) float64").  A rank whose parameters
+changed tells the others in the message they expect anyway (the agreed plan's
+first, its last flag cleared), so no step costs an extra collective.
+``mean`` and ``allgather_array`` check their shapes and dtypes the same way.
+
+Failure handling: importing this module under a launcher of more than one
+rank installs an excepthook that prints the traceback with the rank and ends
+the job (before ``init()``: ``MPI_Abort`` if MPI runs, else the rank kills
+itself with SIGKILL; from ``init()`` on: ``MPI_Abort``), so one rank's
+exception ends the whole job instead of leaving the others waiting forever in
+``MPI_Init`` or a collective; ``with comm.abort_on_error():`` does the same for a
 block (for code run where ``sys.excepthook`` is not used, e.g. a notebook).
+``os._exit(0)`` cannot be seen by any rank: MPICH's ``mpiexec`` then kills the
+others and ends with status 0 (see docs/distributed.md).
 Python never hands ``SystemExit`` to the excepthook, and an ``atexit``
 function cannot see the exit status, so ``init()`` also makes ``sys.exit``
 raise a ``SystemExit`` subclass that notes its status when Python's top level
@@ -171,11 +185,12 @@ def init(mpi_comm=None, abort_on_error=True):
 
     Args:
         mpi_comm: an ``mpi4py`` communicator to use (default ``MPI.COMM_WORLD``).
-        abort_on_error: when there is more than one rank, install a
-            ``sys.excepthook`` that prints the exception with the rank and calls
-            ``MPI_Abort`` (see ``Communicator.abort``), and make a rank that
-            ends with ``sys.exit(status)``, status not 0, abort the job with
-            that status (``_install_exit_hooks``).
+        abort_on_error: when there is more than one rank, keep the
+            ``sys.excepthook`` the import installed, now calling ``MPI_Abort``
+            after printing the exception with the rank (see
+            ``Communicator.abort``), and make a rank that ends with
+            ``sys.exit(status)``, status not 0, abort the job with that status
+            (``_install_exit_hooks``).  False: take the import's hook back.
 
     Under ``mpiexec -n R`` every process gets ``rank`` 0..R-1 and ``size`` R.
     Run alone (no ``mpiexec``) it returns ``rank`` 0, ``size`` 1, also without
@@ -336,7 +351,7 @@ class Communicator:
         expect; then every rank exchanges its layout (``allgather_json``), and
         raises ValueError naming the ranks that differ, or agrees on the new one.
         """
-        while True:
+        for _ in range(2):  # after one agreement every rank sends its flag: a second try succeeds
             agreed = getattr(self, attr)
             if agreed != layout:
                 if agreed is not None:
@@ -346,6 +361,7 @@ class Communicator:
             if result is not None:
                 return result
             self._agree(what, attr, layout)  # another rank's changed: raises unless it matches
+        raise _no_agreement(what)
 
     def _agree(self, what, attr, layout):
         everyone = self.allgather_json(layout)
@@ -433,6 +449,11 @@ class Communicator:
             if self.size == 1:
                 raise
             _abort_for_exception(self, type(e), e, e.__traceback__)
+
+
+def _no_agreement(what):
+    return RuntimeError(f'{what}: the ranks agreed on their layout, yet a rank still reports a '
+                        f'change (a Communicator whose allreduce_sum does not sum over the ranks?)')
 
 
 def _describe_layout(layout):
@@ -860,12 +881,14 @@ class DataParallel:
             # others in the message they expect (the agreed plan's first), then check anew.
             _announce_change(self.comm, plan[1][0], self.cuda_aware)
             plan = None
-        while True:
+        for _ in range(2):  # after one agreement every rank reduces: a second try succeeds
             if plan is None:
                 plan = self._agree_plan(params, key)
             if all(self._reduce_bucket(bucket) for bucket in plan[1]):
                 break
             plan = None  # another rank's parameters changed: check anew (raises if they differ)
+        else:
+            raise _no_agreement('DataParallel.allreduce_grads')
         self.last_reduce_seconds = time.perf_counter() - start
 
     def _agree_plan(self, params, key):

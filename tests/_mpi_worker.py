@@ -270,6 +270,8 @@ def fail(comm, mode):
                 raise ValueError('deliberate failure on rank 1')
             if mode == 'die':
                 os._exit(7)
+            if mode == 'die_0':
+                os._exit(0)  # no Python cleanup, no MPI_Finalize: nothing in this rank can act
             if mode == 'context':
                 with comm.abort_on_error():
                     raise KeyError('deliberate failure in a with block')
