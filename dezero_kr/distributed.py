@@ -37,7 +37,9 @@ What ``DataParallel.update()`` does, in this order:
    the latter case the gradients of that step were computed from different
    weights on different ranks, so the step is **skipped** after the broadcast
    (no update, ``optimizer.t`` unchanged, ``skipped_steps`` counts it; a
-   warning on rank 0), as ChainerMN's multi-node optimizer does.  Give layers their input
+   warning on rank 0), as ChainerMN's multi-node optimizer does.  The ranks
+   decide it together, in the check below, so one rank with a new parameter
+   (a Parameter replaced on that rank alone) makes every rank broadcast.  Give layers their input
    size, or run the model once before creating ``DataParallel``, to lose no step.
 2. **Reduce**: every gradient is scaled by ``1/size`` and summed over the
    ranks by ``MPI_Allreduce``, in the parameter's dtype (float32 stays
@@ -646,13 +648,15 @@ def _differences(sig, root_sig, rank, limit=3):
     return out[:limit]
 
 
-def _check_same_layout(comm, named, what):
+def _check_same_layout(comm, named, what, flag=False):
     """Raise ValueError on every rank when the ranks' parameters (names, shapes, dtypes) differ.
 
-    One ``allgather_json`` of the signatures (a collective: every rank must call it).  The
-    message names each differing rank and parameter with both ranks' shapes and dtypes.
+    One ``allgather_json`` of the signatures (a collective: every rank must call it), with
+    this rank's ``flag``; returns True when some rank's flag is set.  The message names
+    each differing rank and parameter with both ranks' shapes and dtypes.
     """
-    sigs = comm.allgather_json(_signature(named))
+    everyone = comm.allgather_json([_signature(named), bool(flag)])
+    sigs = [sig for sig, _ in everyone]
     phrases = []
     for rank in range(1, len(sigs)):
         if sigs[rank] != sigs[0]:
@@ -660,6 +664,7 @@ def _check_same_layout(comm, named, what):
     if phrases:
         raise ValueError(f'{what}: the parameters differ between ranks: {"; ".join(phrases)} '
                          f'(the same model code on every rank?)')
+    return any(f for _, f in everyone)
 
 
 class _Bucket:
@@ -835,22 +840,23 @@ class DataParallel:
 
     @host_operation  # static_graph re-runs the whole update (see dezero_kr.hooks)
     def update(self):
-        """Broadcast new parameters (and skip) or all-reduce the gradients; then the
-        optimizer's hooks and update (the same on every rank)."""
+        """All-reduce the gradients, or broadcast new parameters (and skip the step); then the
+        optimizer's hooks and update (the same on every rank).
+
+        Whether parameters are new (a lazy layer's first data, a Parameter replaced) is
+        decided together by every rank, in the check of ``_reduce`` that runs when some
+        rank's parameters changed: one rank with a new parameter makes all broadcast."""
         params = self._params('update')
-        if self.comm.size > 1 and any(p.data is not None and id(p) not in self._synced
-                                      for p in params):
-            self._broadcast()
-            self.skipped_steps += 1
-            if self.comm.is_root:
-                warnings.warn('DataParallel.update: parameters were initialised by the first '
-                              'forward pass with different values on each rank; they were '
-                              'broadcast from rank 0 and this step was skipped (as ChainerMN '
-                              'does). Pass in_size to the layers or run the model once before '
-                              'DataParallel(...) to keep the step.', RuntimeWarning, stacklevel=2)
+        if self._reduce(params, broadcast_new=True):
+            self.optimizer.update()
             return
-        self.allreduce_grads(params)
-        self.optimizer.update()
+        self.skipped_steps += 1
+        if self.comm.is_root:
+            warnings.warn('DataParallel.update: parameters were initialised by the first '
+                          'forward pass (or replaced) with different values on each rank; they '
+                          'were broadcast from rank 0 and this step was skipped (as ChainerMN '
+                          'does). Pass in_size to the layers or run the model once before '
+                          'DataParallel(...) to keep the step.', RuntimeWarning, stacklevel=2)
 
     def allreduce_grads(self, params=None):
         """Replace every gradient by its mean over the ranks (see the module docstring).
@@ -865,11 +871,15 @@ class DataParallel:
         parameters (names, shapes, dtypes) differ (checked at the first reduce
         and whenever a rank's parameters changed since, see ``_layout_key``).
         """
+        if self.comm.size > 1:
+            self._reduce(self._params('allreduce_grads') if params is None else params, False)
+
+    def _reduce(self, params, broadcast_new):
+        """``allreduce_grads`` of ``params``; True, or False when (``broadcast_new``) some rank
+        had new parameters and every rank broadcast them instead (``_agree_plan``)."""
         if self.comm.size == 1:
-            return
+            return True
         start = time.perf_counter()
-        if params is None:
-            params = self._params('allreduce_grads')
         for p in params:  # every shape first: an error must leave every gradient as it was
             g = p.grad
             if g is not None and p.data is not None and g.data.shape != p.data.shape:
@@ -883,20 +893,31 @@ class DataParallel:
             plan = None
         for _ in range(2):  # after one agreement every rank reduces: a second try succeeds
             if plan is None:
-                plan = self._agree_plan(params, key)
+                plan = self._agree_plan(params, key, broadcast_new)
+                if plan is None:
+                    return False
             if all(self._reduce_bucket(bucket) for bucket in plan[1]):
                 break
             plan = None  # another rank's parameters changed: check anew (raises if they differ)
         else:
             raise _no_agreement('DataParallel.allreduce_grads')
         self.last_reduce_seconds = time.perf_counter() - start
+        return True
 
-    def _agree_plan(self, params, key):
-        """Check with every rank that the parameters agree (a collective), then make the plan."""
+    def _agree_plan(self, params, key, broadcast_new):
+        """Check with every rank that the parameters agree (a collective), then make the plan.
+
+        With ``broadcast_new``, when any rank has a parameter with data that was not
+        broadcast yet, every rank broadcasts instead and None is returned (no plan)."""
         target = self.optimizer.target
         names = {id(p): n for n, p in _named_params(target)} if target is not None else {}
         named = [(names.get(id(p), p.name or f'#{i}'), p) for i, p in enumerate(params)]
-        _check_same_layout(self.comm, named, 'DataParallel.allreduce_grads')
+        new = broadcast_new and any(p.data is not None and id(p) not in self._synced
+                                    for p in params)
+        if _check_same_layout(self.comm, named, 'DataParallel.allreduce_grads', new):
+            self._broadcast()
+            self._plan = None
+            return None
         missing = [name for name, p in named if p.data is None]
         if missing:
             raise RuntimeError(f'DataParallel.allreduce_grads: parameters {missing} have no '

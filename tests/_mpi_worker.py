@@ -232,7 +232,8 @@ def agreed_changes(comm, out_dir):
     """Every rank changes shapes and dtypes at the same time: the ranks agree anew and go on.
 
     Records ``mean`` and ``allgather_array`` of changing shapes, and the parameters of the
-    'sgd' training of ``fail`` where every rank makes ``l1/W`` float32 after step 2.
+    'sgd' training of ``fail`` where every rank makes ``l1/W`` float32 after step 2 and rank 1
+    alone replaces ``l2/b`` by a new Parameter before step 3 (broadcast: step 3 is skipped).
     """
     record = {}
     values = [2.0 + comm.rank, np.arange(3.0) * (comm.rank + 1), 5.0 * comm.rank,
@@ -250,7 +251,10 @@ def agreed_changes(comm, out_dir):
     for k in range(5):
         if k == 2:
             change_layout(model, 'agree_dtype')
+        if k == 3 and comm.rank == 1:  # a new Parameter on one rank: every rank broadcasts
+            model.l2.b = Parameter(model.l2.b.data + 1.0)
         step(model, opt, data.data[rows], data.label[rows])
+    record['skipped'] = np.array(opt.skipped_steps)
     record.update(snapshot(model, 'final'))
     np.savez(os.path.join(out_dir, f'agreed_{comm.rank}.npz'), **record)
     comm.print('agreed', comm.size)

@@ -301,7 +301,9 @@ def test_failing_rank_aborts_the_job(tmp_path, mode, messages):
 @pytest.mark.parametrize('ranks', [2, 3])
 def test_ranks_that_change_shapes_together_agree_anew_and_go_on(tmp_path, ranks):
     """``mean`` and ``allgather_array`` of shapes changing on every rank at once give the right
-    values, and a dtype every rank changes after setup trains on (the result of one process)."""
+    values, a dtype every rank changes after setup trains on (the result of one process), and
+    a Parameter replaced on rank 1 alone is broadcast by every rank (before: rank 1 broadcast
+    while the others all-reduced, a collective each, and the job hung)."""
     result, _ = run_ranks(ranks, [WORKER, tmp_path, 'agreed'], timeout=60)
     assert result.returncode == 0, result.stderr
     assert f'agreed {ranks}' in result.stdout
@@ -320,7 +322,8 @@ def test_ranks_that_change_shapes_together_agree_anew_and_go_on(tmp_path, ranks)
     for k in range(5):  # one process on the concatenated batches, l1/W float32 from step 2
         if k == 2:
             W.change_layout(model, 'agree_dtype')
-        W.step(model, optimizer, data.data[:ranks * W.BATCH], data.label[:ranks * W.BATCH])
+        if k != 3:  # step 3 broadcast rank 1's new l2/b from rank 0 instead of updating
+            W.step(model, optimizer, data.data[:ranks * W.BATCH], data.label[:ranks * W.BATCH])
     for rec in records:
         for i, m in enumerate(means):
             np.testing.assert_allclose(rec[f'mean{i}'], m, rtol=1e-15)
@@ -328,6 +331,7 @@ def test_ranks_that_change_shapes_together_agree_anew_and_go_on(tmp_path, ranks)
             np.testing.assert_array_equal(rec[f'gather{i}'], g)
             assert rec[f'gather{i}'].dtype == g.dtype
         assert rec['final/l1/W'].dtype == np.float32
+        assert int(rec['skipped']) == 1
         for name, p in model.named_params():
             np.testing.assert_allclose(rec[f'final/{name}'], p.data, rtol=1e-5, err_msg=name)
 
