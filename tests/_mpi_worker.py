@@ -293,7 +293,9 @@ def fail(comm, mode):
 
 
 def main(out_dir, mode):
-    if mode == 'raise_before_init' and os.environ.get('PMI_RANK') == '1':  # MPICH's hydra
+    if mode.startswith('raise_before_init') and os.environ.get('PMI_RANK') == '1':  # hydra's
+        if mode == 'raise_before_init_mpi':
+            from mpi4py import MPI  # noqa: F401  (MPI runs: the hook can call MPI_Abort)
         raise ValueError('deliberate failure before init')
     comm = dist.init(abort_on_error=mode != 'context')
     if mode in ('mean_shapes', 'gather_shapes'):
@@ -307,7 +309,7 @@ def main(out_dir, mode):
         in_place_paths(comm, out_dir)
         comm.print('trained', comm.size)
     else:
-        fail(comm, 'raise' if mode == 'raise_before_init' else mode)
+        fail(comm, 'raise' if mode.startswith('raise_before_init') else mode)
 
 
 if __name__ == '__main__':

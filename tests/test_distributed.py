@@ -336,11 +336,13 @@ def test_ranks_that_change_shapes_together_agree_anew_and_go_on(tmp_path, ranks)
             np.testing.assert_allclose(rec[f'final/{name}'], p.data, rtol=1e-5, err_msg=name)
 
 
-def test_a_rank_raising_before_init_ends_the_job(tmp_path):
+@pytest.mark.parametrize('mode, status', [('raise_before_init', 9), ('raise_before_init_mpi', 1)])
+def test_a_rank_raising_before_init_ends_the_job(tmp_path, mode, status):
     """Issue 34: rank 1 raised after ``import dezero_kr.distributed`` but before ``dist.init()``;
-    it exited before ``MPI_Init`` and mpiexec waited for ever, rank 0 inside ``MPI_Init``."""
-    result, seconds = run_ranks(2, [WORKER, tmp_path, 'raise_before_init'], timeout=30)
-    assert result.returncode != 0
+    it exited before ``MPI_Init`` and mpiexec waited for ever, rank 0 inside ``MPI_Init``.
+    Now it kills itself (SIGKILL: status 9), or calls ``MPI_Abort(1)`` if MPI is running."""
+    result, seconds = run_ranks(2, [WORKER, tmp_path, mode], timeout=30)
+    assert result.returncode == status, result.stderr
     assert seconds < 20, f'the job took {seconds:.1f} s to end'
     assert 'finished' not in result.stdout
     assert ('dezero_kr.distributed: rank 1 of 2: raised ValueError: deliberate failure before '
