@@ -37,7 +37,9 @@ What ``DataParallel.update()`` does, in this order:
    the latter case the gradients of that step were computed from different
    weights on different ranks, so the step is **skipped** after the broadcast
    (no update, ``optimizer.t`` unchanged, ``skipped_steps`` counts it; a
-   warning on rank 0), as ChainerMN's multi-node optimizer does.  Give layers their input
+   warning on rank 0), as ChainerMN's multi-node optimizer does.  The ranks
+   decide it together, in the check below, so one rank with a new parameter
+   (a Parameter replaced on that rank alone) makes every rank broadcast.  Give layers their input
    size, or run the model once before creating ``DataParallel``, to lose no step.
 2. **Reduce**: every gradient is scaled by ``1/size`` and summed over the
    ranks by ``MPI_Allreduce``, in the parameter's dtype (float32 stays
@@ -68,11 +70,25 @@ Adam moments are untouched).  One flag per parameter (big ones included)
 travels in the buffer of the small gradients, reduced first, so this costs no
 extra message, and a big gradient that is None on every rank sends none.
 
-Failure handling: ``init()`` installs an excepthook (when there is more than
-one rank) that prints the traceback with the rank and calls ``MPI_Abort``, so
-one rank's exception ends the whole job instead of leaving the others waiting
-forever in a collective; ``with comm.abort_on_error():`` does the same for a
+What every rank must agree on is checked once per change, not at every step:
+``DataParallel`` keys its plan on each parameter's id, array type, shape and
+dtype (compared locally at every step); the ranks compare names, shapes and
+dtypes (one ``allgather_json``) at the first reduce and after a rank's key
+changed, and raise ValueError on every rank naming what differs ("rank 1 has
+l1/W (64, 16) float32, rank 0 (64, 16) float64").  A rank whose parameters
+changed tells the others in the message they expect anyway (the agreed plan's
+first, its last flag cleared), so no step costs an extra collective.
+``mean`` and ``allgather_array`` check their shapes and dtypes the same way.
+
+Failure handling: importing this module under a launcher of more than one
+rank installs an excepthook that prints the traceback with the rank and ends
+the job (before ``init()``: ``MPI_Abort`` if MPI runs, else the rank kills
+itself with SIGKILL; from ``init()`` on: ``MPI_Abort``), so one rank's
+exception ends the whole job instead of leaving the others waiting forever in
+``MPI_Init`` or a collective; ``with comm.abort_on_error():`` does the same for a
 block (for code run where ``sys.excepthook`` is not used, e.g. a notebook).
+``os._exit(0)`` cannot be seen by any rank: MPICH's ``mpiexec`` then kills the
+others and ends with status 0 (see docs/distributed.md).
 Python never hands ``SystemExit`` to the excepthook, and an ``atexit``
 function cannot see the exit status, so ``init()`` also makes ``sys.exit``
 raise a ``SystemExit`` subclass that notes its status when Python's top level
@@ -90,12 +106,12 @@ CI).
 
 The package's modules, each importing only those before it: ``buckets`` (the
 gradient layout and its packing), ``communicator`` (``init``,
-``find_mpiexec``, ``Communicator``), ``data_parallel`` (``DataParallel``,
-``evaluate``) and ``sharding`` (the datasets).  This front door exports the
-names below.
+``find_mpiexec``, ``Communicator``), ``sharding`` (the datasets) and
+``data_parallel`` (``DataParallel``, ``evaluate``).  This front door exports
+the names below.
 """
-from dezero_kr.distributed.communicator import INSTALL_HINT, Communicator, find_mpiexec, init  # noqa: F401
 from dezero_kr.distributed.buckets import INPLACE_MIN_BYTES  # noqa: F401 (documented: the in-place size)
+from dezero_kr.distributed.communicator import INSTALL_HINT, Communicator, find_mpiexec, init  # noqa: F401
 from dezero_kr.distributed.data_parallel import DataParallel, evaluate
 from dezero_kr.distributed.sharding import ArrayShardDataset, ShardDataset, scatter_dataset
 

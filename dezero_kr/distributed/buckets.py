@@ -1,13 +1,12 @@
-"""How the parameters' gradients travel: one layout check across ranks, and the buckets
-(small gradients packed per dtype, big ones reduced in place) that ``DataParallel`` and
-``Communicator.allreduce_grads`` all-reduce."""
-import hashlib
+"""How the parameters' gradients travel: the layout every rank checks, and the buckets
+(small gradients packed per dtype, big ones reduced in place) that ``DataParallel``
+and ``Communicator.allreduce_grads`` all-reduce."""
 import sys
 
-import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.core import Variable
+
 
 # Gradients of at least this many bytes are all-reduced in place, one MPI_Allreduce each, with no
 # packing copy; smaller ones are packed into one buffer per dtype. Measured (2 ranks, MPICH shared
@@ -37,22 +36,60 @@ def named_params(target):
     return [(str(i), p) for i, p in enumerate(params)]
 
 
-def _layout_line(name, p):
-    if p.data is None:
-        return f'{name}: not initialised'
-    return f'{name}: {p.data.shape} {p.data.dtype}'
+def _signature(named):
+    """What must agree between the ranks: ``[name, shape, dtype, array module]`` per parameter
+    (shape and dtype None before a lazy layer made its data)."""
+    sig = []
+    for name, p in named:
+        a = p.data
+        if a is None:
+            sig.append([name, None, None, None])
+        else:
+            sig.append([name, list(a.shape), a.dtype.name, cuda.get_array_module(a).__name__])
+    return sig
 
 
-def check_same_layout(comm, named, what):
-    """Raise ValueError on every rank when the ranks' parameter layouts differ (one Allgather)."""
-    lines = [_layout_line(name, p) for name, p in named]
-    digest = np.frombuffer(hashlib.sha256('\n'.join(lines).encode()).digest(), dtype=np.uint8)
-    digests = comm.allgather_array(digest)
-    differ = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
-    if differ:
-        raise ValueError(f'{what}: the parameters differ between ranks: rank(s) {differ} do not '
-                         f'match rank 0 (same model code on every rank?); rank {comm.rank} has: '
-                         f'{lines}')
+def _describe_param(entry):
+    _, shape, dtype, xp = entry
+    if shape is None:
+        return 'not initialised'
+    return f'{tuple(shape)} {dtype}' + ('' if xp == 'numpy' else f' ({xp})')
+
+
+def _differences(sig, root_sig, rank, limit=3):
+    """How rank ``rank``'s signature differs from rank 0's, as phrases (at most ``limit``)."""
+    mine, root = {e[0]: e for e in sig}, {e[0]: e for e in root_sig}
+    out = []
+    for name in list(mine) + [n for n in root if n not in mine]:
+        if name not in root:
+            out.append(f'rank {rank} has {name} {_describe_param(mine[name])}, rank 0 has no {name}')
+        elif name not in mine:
+            out.append(f'rank {rank} has no {name}, rank 0 has {name} {_describe_param(root[name])}')
+        elif mine[name] != root[name]:
+            out.append(f'rank {rank} has {name} {_describe_param(mine[name])}, rank 0 '
+                       f'{_describe_param(root[name])}')
+    if not out:
+        out.append(f'rank {rank} has the parameters in another order')
+    return out[:limit]
+
+
+def check_same_layout(comm, named, what, flag=False):
+    """Raise ValueError on every rank when the ranks' parameters (names, shapes, dtypes) differ.
+
+    One ``allgather_json`` of the signatures (a collective: every rank must call it), with
+    this rank's ``flag``; returns True when some rank's flag is set.  The message names
+    each differing rank and parameter with both ranks' shapes and dtypes.
+    """
+    everyone = comm.allgather_json([_signature(named), bool(flag)])
+    sigs = [sig for sig, _ in everyone]
+    phrases = []
+    for rank in range(1, len(sigs)):
+        if sigs[rank] != sigs[0]:
+            phrases += _differences(sigs[rank], sigs[0], rank)
+    if phrases:
+        raise ValueError(f'{what}: the parameters differ between ranks: {"; ".join(phrases)} '
+                         f'(the same model code on every rank?)')
+    return any(f for _, f in everyone)
 
 
 class _Bucket:
@@ -61,7 +98,8 @@ class _Bucket:
 
     ``entries``: ``(param, start, stop)`` slices of the buffer for the packed
     parameters; ``total``: the buffer length without flags.  ``buffer`` (``total``
-    gradients, then one flag per parameter: the packed ones, then the big ones)
+    gradients, then one flag per parameter: the packed ones, then the big ones, then
+    one that is 1 unless this rank's parameters changed: ``announce_change``)
     and its views ``head`` (the gradients), ``flags`` and ``views`` (one per
     packed parameter, in its shape) are kept between steps.
     """
@@ -90,7 +128,7 @@ class _Bucket:
         is allocated.  (Reference counts: CPython.)
         """
         if self.buffer is None or _refcounts(self.buffer, self.views) != self._baseline:
-            buf = self.xp.empty(self.total + len(self.entries) + len(self.big), dtype=self.dtype)
+            buf = self.xp.empty(self.total + len(self.entries) + len(self.big) + 1, dtype=self.dtype)
             self.head, self.flags = buf[:self.total], buf[self.total:]
             self.views = tuple(buf[start:stop].reshape(p.data.shape)
                                for p, start, stop in self.entries)
@@ -106,7 +144,7 @@ def _refcounts(buffer, views):
     return [sys.getrefcount(buffer)] + [sys.getrefcount(v) for v in views]
 
 
-def buckets(params, inplace_min_bytes=None):
+def make_buckets(params, inplace_min_bytes=None):
     """Group initialised parameters by (array module, dtype), in ``params`` order.
 
     With ``inplace_min_bytes``, parameters of at least that many bytes go to
@@ -124,6 +162,22 @@ def buckets(params, inplace_min_bytes=None):
         else:
             bucket.add(p)
     return list(buckets.values())
+
+
+def layout_key(params):
+    """What the plan depends on, cheap to build and compare at every step: per parameter its
+    id, array type, shape and dtype (about 0.2 us a parameter)."""
+    return tuple([(id(p), None, None, None) if (a := p.data) is None
+                  else (id(p), type(a), a.shape, a.dtype) for p in params])
+
+
+def announce_change(comm, bucket, cuda_aware):
+    """Send the message the other ranks expect first (``bucket``'s, of the plan they agreed
+    on) with its last flag 0: they then check the parameters with this rank instead of
+    reducing (``DataParallel._reduce_bucket`` returns False)."""
+    buf = bucket.writable_buffer()
+    buf.fill(0)
+    comm.allreduce_sum(buf, cuda_aware=cuda_aware)
 
 
 def shape_error(shape, grad_shape):

@@ -1,8 +1,10 @@
 """MPI: ``init``, ``find_mpiexec`` and the ``Communicator`` (see the ``dezero_kr.distributed`` docstring)."""
 import atexit
 import contextlib
+import json
 import os
 import shutil
+import signal
 import sys
 import time
 import traceback
@@ -11,16 +13,17 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.progress import progress as _progress
-from dezero_kr.distributed.buckets import buckets, check_same_layout, named_params
+from dezero_kr.distributed.buckets import check_same_layout, make_buckets, named_params
 
 INSTALL_HINT = 'pip install -e ".[mpi]"  (mpi4py and the mpich wheel)'
 
 # Environment variables in which MPI launchers (MPICH's hydra, Open MPI, PMIx) give each process
 # the number of ranks.
 LAUNCHER_SIZE_VARS = ('PMI_SIZE', 'OMPI_COMM_WORLD_SIZE', 'MPI_LOCALNRANKS', 'PMIX_SIZE')
+LAUNCHER_RANK_VARS = ('PMI_RANK', 'OMPI_COMM_WORLD_RANK', 'PMIX_RANK')
 
 
-def _launcher_size():
+def launcher_size():
     """The number of ranks an MPI launcher says it started, or None when not under a launcher."""
     for name in LAUNCHER_SIZE_VARS:
         value = os.environ.get(name)
@@ -66,11 +69,12 @@ def init(mpi_comm=None, abort_on_error=True):
 
     Args:
         mpi_comm: an ``mpi4py`` communicator to use (default ``MPI.COMM_WORLD``).
-        abort_on_error: when there is more than one rank, install a
-            ``sys.excepthook`` that prints the exception with the rank and calls
-            ``MPI_Abort`` (see ``Communicator.abort``), and make a rank that
-            ends with ``sys.exit(status)``, status not 0, abort the job with
-            that status (``_install_exit_hooks``).
+        abort_on_error: when there is more than one rank, keep the
+            ``sys.excepthook`` the import installed, now calling ``MPI_Abort``
+            after printing the exception with the rank (see
+            ``Communicator.abort``), and make a rank that ends with
+            ``sys.exit(status)``, status not 0, abort the job with that status
+            (``_install_exit_hooks``).  False: take the import's hook back.
 
     Under ``mpiexec -n R`` every process gets ``rank`` 0..R-1 and ``size`` R.
     Run alone (no ``mpiexec``) it returns ``rank`` 0, ``size`` 1, also without
@@ -82,7 +86,7 @@ def init(mpi_comm=None, abort_on_error=True):
         try:
             mpi_comm = _mpi().COMM_WORLD
         except ImportError as e:
-            n = _launcher_size()
+            n = launcher_size()
             if n is not None and n > 1:
                 raise ImportError(
                     f'dezero_kr.distributed.init: this process was started by an MPI launcher as '
@@ -90,8 +94,10 @@ def init(mpi_comm=None, abort_on_error=True):
                     f'extra: {INSTALL_HINT}') from e
             return Communicator(None)
     comm = Communicator(mpi_comm)
-    if abort_on_error and comm.size > 1:
-        _install_excepthook(comm)
+    if not abort_on_error:
+        _remove_pre_init_hook()
+    elif comm.size > 1:
+        install_excepthook(comm)
         _install_exit_hooks(comm)
     return comm
 
@@ -107,6 +113,7 @@ class Communicator:
         self.mpi_comm = mpi_comm
         self.rank = 0 if mpi_comm is None else mpi_comm.Get_rank()
         self.size = 1 if mpi_comm is None else mpi_comm.Get_size()
+        self._mean_layout = self._gather_layout = None  # agreed by every rank (see _exchange)
 
     def __repr__(self):
         backend = 'mpi4py' if self.mpi_comm is not None else 'no MPI'
@@ -151,33 +158,104 @@ class Communicator:
                 buf[...] = cuda.as_cupy(host)
         return buf
 
-    def allgather_array(self, values):
-        """Stack the equal-shaped NumPy arrays ``values`` of every rank: shape ``(size,) + values.shape``."""
-        values = np.ascontiguousarray(values)
-        out = np.empty((self.size,) + values.shape, dtype=values.dtype)
+    def allgather_json(self, obj):
+        """Every rank's ``obj`` in rank order (a list of ``size``): it travels as JSON text
+        (so lists come back for tuples), never pickled.  A collective: every rank calls it."""
+        data = np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8)
         if self.size == 1:
-            out[0] = values
-        else:
-            self.mpi_comm.Allgather(values, out)
-        return out
+            return [json.loads(data.tobytes())]
+        sizes = np.empty(self.size, dtype=np.int64)
+        self.mpi_comm.Allgather(np.array([data.size], dtype=np.int64), sizes)
+        out = np.empty(int(sizes.sum()), dtype=np.uint8)
+        self.mpi_comm.Allgatherv(data, [out, sizes])
+        ends = np.cumsum(sizes)
+        return [json.loads(out[end - n:end].tobytes()) for n, end in zip(sizes.tolist(), ends.tolist())]
+
+    def allgather_array(self, values):
+        """Stack the equal-shaped NumPy arrays ``values`` of every rank: shape ``(size,) + values.shape``.
+
+        Raises ValueError on every rank, naming the ranks and their shapes and
+        dtypes, when they differ (see ``_exchange``: checked once per change).
+        """
+        values = np.ascontiguousarray(values)
+        if self.size == 1:
+            return values[None].copy()
+        raw = values.reshape(-1).view(np.uint8)
+
+        def send(layout, ok):
+            block = np.zeros(layout[0] * layout[2] + 1, dtype=np.uint8)
+            if ok:
+                block[:-1] = raw
+                block[-1] = 1
+            blocks = np.empty((self.size, block.size), dtype=np.uint8)
+            self.mpi_comm.Allgather(block, blocks)
+            return blocks if blocks[:, -1].all() else None
+
+        layout = [values.size, str(values.dtype), values.dtype.itemsize, list(values.shape)]
+        blocks = self._exchange('Communicator.allgather_array', '_gather_layout', layout, send)
+        return blocks[:, :-1].copy().view(values.dtype).reshape((self.size,) + values.shape)
 
     def mean(self, value, weight=1.0):
         """The weighted mean ``sum_r w_r v_r / sum_r w_r`` of a number or array over all ranks.
 
         Returns a float for a scalar ``value``, a float64 array for an array
         (the same on every rank).  ``weight`` is usually the rank's sample count.
-        Raises ValueError when the weights sum to zero.
+        Raises ValueError when the weights sum to zero, and on every rank when
+        the ranks' values differ in shape (naming the ranks and shapes).
         """
         v = np.asarray(cuda.as_numpy(value), dtype=np.float64)
-        buf = np.empty(v.size + 1)
-        buf[:-1] = v.ravel()
-        buf[:-1] *= weight
-        buf[-1] = weight
-        self.allreduce_sum(buf)
-        if buf[-1] == 0:
+
+        def send(layout, ok):
+            buf = np.zeros(layout[0] + 2)
+            if ok:
+                buf[:-2] = v.ravel()
+                buf[:-2] *= weight
+                buf[-2] = weight
+                buf[-1] = 1
+            self.allreduce_sum(buf)
+            return buf if buf[-1] == self.size else None
+
+        buf = self._exchange('Communicator.mean', '_mean_layout', [v.size, 'shape', 0, list(v.shape)],
+                             send)
+        if buf[-2] == 0:
             raise ValueError(f'Communicator.mean: the weights of the {self.size} rank(s) sum to 0')
-        out = buf[:-1] / buf[-1]
+        out = buf[:-2] / buf[-2]
         return float(out[0]) if v.ndim == 0 else out.reshape(v.shape)
+
+    def _exchange(self, what, attr, layout, send):
+        """One collective whose message size depends on ``layout``, checked to agree between ranks.
+
+        ``send(layout, ok)`` runs the collective with a message sized by
+        ``layout`` (``[count, dtype, itemsize, shape]``) and a flag ``ok``; it
+        returns the result, or None when some rank's flag was not set.  The
+        last layout all ranks agreed on is kept in ``attr``: while this rank's
+        is the same, a call costs the one collective.  A rank whose layout
+        changed sends a message of the agreed size with the flag cleared, so
+        the others learn of it without a message of a size they do not
+        expect; then every rank exchanges its layout (``allgather_json``), and
+        raises ValueError naming the ranks that differ, or agrees on the new one.
+        """
+        for _ in range(2):  # after one agreement every rank sends its flag: a second try succeeds
+            agreed = getattr(self, attr)
+            if agreed != layout:
+                if agreed is not None:
+                    send(agreed, False)
+                self._agree(what, attr, layout)
+            result = send(layout, True)
+            if result is not None:
+                return result
+            self._agree(what, attr, layout)  # another rank's changed: raises unless it matches
+        raise no_agreement(what)
+
+    def _agree(self, what, attr, layout):
+        everyone = self.allgather_json(layout)
+        differ = [r for r in range(self.size) if everyone[r] != everyone[0]]
+        if differ:
+            setattr(self, attr, None)  # every rank raises: the next call agrees afresh
+            raise ValueError(f'{what}: the ranks differ: ' + '; '.join(
+                f'rank {r} has {_describe_layout(everyone[r])}, rank 0 {_describe_layout(everyone[0])}'
+                for r in differ[:3]))
+        setattr(self, attr, everyone[0])
 
     def bcast_params(self, target, root=0):
         """Copy rank ``root``'s parameter values to every rank (in place).
@@ -191,7 +269,7 @@ class Communicator:
         check_same_layout(self, named, 'bcast_params')
         if self.size == 1:
             return
-        for bucket in buckets([p for _, p in named if p.data is not None]):
+        for bucket in make_buckets([p for _, p in named if p.data is not None]):
             buf = bucket.xp.empty(bucket.total, dtype=bucket.dtype)
             if self.rank == root:
                 for p, start, stop in bucket.entries:
@@ -257,27 +335,94 @@ class Communicator:
             _abort_for_exception(self, type(e), e, e.__traceback__)
 
 
+def no_agreement(what):
+    """The RuntimeError for ranks that agreed on a layout yet still report a change."""
+    return RuntimeError(f'{what}: the ranks agreed on their layout, yet a rank still reports a '
+                        f'change (a Communicator whose allreduce_sum does not sum over the ranks?)')
+
+
+def _describe_layout(layout):
+    shape = tuple(layout[3])
+    return f'shape {shape}' if layout[1] == 'shape' else f'{shape} {layout[1]}'
+
+
 def _abort_for_exception(comm, exc_type, exc, tb):
     traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
     comm.abort(f'raised {exc_type.__name__}: {exc}; aborting all {comm.size} ranks (MPI_Abort)')
 
 
-_hooked = []  # the communicators whose excepthook is installed (one per process is enough)
+class _AbortHook:
+    """The ``sys.excepthook`` of a rank of a job of more than one rank: an uncaught exception
+    (not ``SystemExit``) ends every rank of the job instead of leaving the others waiting.
 
+    Installed when ``dezero_kr.distributed`` is imported under a launcher of more than one
+    rank (``comm`` None: ``_end_before_init``), given its communicator by ``init()``
+    (``_abort_for_exception``: ``MPI_Abort``).
+    """
 
-def _install_excepthook(comm):
-    if _hooked:
-        return
-    _hooked.append(comm)
-    previous = sys.excepthook
+    def __init__(self, previous):
+        self.previous = previous
+        self.comm = None
 
-    def excepthook(exc_type, exc, tb):
+    def __call__(self, exc_type, exc, tb):
         if issubclass(exc_type, SystemExit):  # not an error: let Python handle it
-            previous(exc_type, exc, tb)
-            return
-        _abort_for_exception(comm, exc_type, exc, tb)
+            self.previous(exc_type, exc, tb)
+        elif self.comm is None:
+            _end_before_init(exc_type, exc, tb)
+        else:
+            _abort_for_exception(self.comm, exc_type, exc, tb)
 
-    sys.excepthook = excepthook
+
+_hook = None  # the _AbortHook installed in this process, if any
+
+
+def install_excepthook(comm=None):
+    """Install (once per process) the excepthook that aborts the job on an uncaught error;
+    with ``comm``, the hook aborts through that communicator from now on."""
+    global _hook
+    if _hook is None:
+        _hook = _AbortHook(sys.excepthook)
+        sys.excepthook = _hook
+    if comm is not None and _hook.comm is None:
+        _hook.comm = comm
+
+
+def _remove_pre_init_hook():
+    """``init(abort_on_error=False)``: take back the hook the import installed."""
+    global _hook
+    if _hook is not None and _hook.comm is None and sys.excepthook is _hook:
+        sys.excepthook = _hook.previous
+        _hook = None
+
+
+def _launcher_rank():
+    """This process's rank as an MPI launcher gives it, or None when not under a launcher."""
+    for name in LAUNCHER_RANK_VARS:
+        value = os.environ.get(name)
+        if value and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def _end_before_init(exc_type, exc, tb):
+    """An uncaught exception before ``init()``: print it with the rank, then end the job.
+
+    A rank that merely exits before ``MPI_Init`` leaves MPICH's ``mpiexec`` waiting for it
+    for ever, with the other ranks inside ``MPI_Init`` (measured: the job never ended).  So
+    the rank aborts with ``MPI_Abort`` when MPI is running already (the script imported
+    mpi4py itself), and else kills itself with SIGKILL, which every launcher takes for a
+    failed rank: the job ends at once, ``mpiexec`` with status 9.
+    """
+    traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
+    size = launcher_size()
+    sys.stderr.write(f'dezero_kr.distributed: rank {_launcher_rank()} of {size}: raised '
+                     f'{exc_type.__name__}: {exc} before dist.init(); ending all {size} ranks\n')
+    sys.stderr.flush()
+    time.sleep(0.5)  # let mpiexec forward the message first (see Communicator.abort)
+    MPI = sys.modules.get('mpi4py.MPI')
+    if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
+        MPI.COMM_WORLD.Abort(1)
+    os.kill(os.getpid(), getattr(signal, 'SIGKILL', signal.SIGTERM))
 
 
 _exit_status = []  # the status sys.exit ended this process with (noted by _RankExit)
