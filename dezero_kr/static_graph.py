@@ -508,15 +508,22 @@ class _Recorder:
         # Iterators (model.params()) are made lists: the replay makes the same call again.
         args = tuple(list(a) if _is_iterator(a) else a for a in args)
         kwargs = {k: list(v) if _is_iterator(v) else v for k, v in kwargs.items()}
-        self.events.append(('host', fn, args, kwargs))
+        self.host_result = []  # filled on return: the call's result, as the step got it
+        self.events.append(('host', fn, args, kwargs, self.host_result))
         self.before_host()
         return args, kwargs
 
-    def on_host_return(self):
+    def on_host_return(self, result):
+        """The step gets a host operation's numbers (a gradient norm) as ``_Traced`` values:
+        a branch on one is a value read, and returning one makes it an output of the replay."""
         self.host_depth -= 1
-        if not self.host_depth:
-            self.after_host()
-            self.sync_rng()
+        if self.host_depth:
+            return result
+        self.after_host()
+        self.sync_rng()
+        result = _host_traced(result)
+        self.host_result.append(result)
+        return result
 
     # Set by the tracer: plain arrays for the host call, traced ones again after it.
     def before_host(self):
@@ -524,6 +531,27 @@ class _Recorder:
 
     def after_host(self):
         pass
+
+
+def _host_traced(value):
+    """A host operation's result as the step sees it while tracing: numbers and arrays as
+    ``_Traced`` (that remember the value: the trace returns it), in their lists and tuples."""
+    if isinstance(value, (bool, int, float, complex, np.generic, np.ndarray)):
+        traced = np.asarray(value).view(_Traced)
+        traced._host_value = value
+        return traced
+    if value.__class__ in (list, tuple):
+        return value.__class__(_host_traced(v) for v in value)
+    return value
+
+
+def _host_leaves(value, path=()):
+    """``[(traced value, index path)]`` of a ``_host_traced`` result."""
+    if isinstance(value, _Traced):
+        return [(value, path)]
+    if value.__class__ in (list, tuple):
+        return [leaf for i, v in enumerate(value) for leaf in _host_leaves(v, path + (i,))]
+    return []
 
 
 def _is_iterator(a):
@@ -1163,6 +1191,9 @@ def _untaint_result(value):
             value.data = _plain(value.data)
         return value
     if isinstance(value, _Traced):
+        host = getattr(value, '_host_value', _MISSING)  # a host operation's result, as it was
+        if host is not _MISSING:
+            return host
         return _plain(value)[()] if getattr(value, '_scalar', False) else _plain(value)
     if isinstance(value, (tuple, list)):
         return type(value)(_untaint_result(v) for v in value)
@@ -1315,6 +1346,7 @@ class _Plan:
         # array only where a called rule reads it (attached: names whose .data is set).
         self.array_local = {}
         self.attached = set()
+        self.host_values = {}  # id(a host operation's _Traced result) -> its expression
         emit = {'node': self._emit_node, 'clear': self._emit_clear, 'host': self._emit_host,
                 'pass': self._emit_pass}
         for event in rec.events:
@@ -1500,13 +1532,20 @@ class _Plan:
             name = self.var_name.get(id(var)) or self.names.add(var, var.name or 'var')
         self.lines.append(f'{name}.grad = None')
 
-    def _emit_host(self, fn, args, kwargs):
+    def _emit_host(self, fn, args, kwargs, result):
         for a in list(args) + list(kwargs.values()):
             if isinstance(a, _Traced) or isinstance(a, Variable) and isinstance(a.data, _Traced):
                 raise _Unreplayable(f'{fn.__qualname__} is called with a value computed by the step')
         fn_name = self.names.add(fn, fn.__qualname__.replace('.', '_'))
         parts = [self._host_arg(a) for a in args] + [f'{k}={self._host_arg(v)}' for k, v in kwargs.items()]
-        self.lines.append(f'{fn_name}({", ".join(parts)})')
+        call = f'{fn_name}({", ".join(parts)})'
+        leaves = _host_leaves(result[0]) if result else []
+        if leaves:  # its numbers are the replay's (the step may return them)
+            local = self.names.local(f'{fn_name}_result')
+            call = f'{local} = {call}'
+            for value, path in leaves:
+                self.host_values[id(value)] = local + ''.join(f'[{i}]' for i in path)
+        self.lines.append(call)
 
     def _emit_state(self, before_all, after_all):
         """Write back what the step left in its layers' state (an RNN's h), as the layer did."""
@@ -1539,11 +1578,11 @@ class _Plan:
         return f'{lname}.{attr} = Variable({self._data(self.var_name[id(after)])})  # state for the next call'
 
     def _emit_result(self, result):
-        result_vars = {}
+        result_vars = {}  # key -> the expression of a returned array or host value
         self.result_template = self._template(result, result_vars)
         self.returns = returns = sorted(result_vars)
         out = self.names.local('out')
-        self.lines.append(f'{out} = ({", ".join(self._data(r) for r in returns)}{"," if returns else ""})')
+        self.lines.append(f'{out} = ({", ".join(result_vars[r] for r in returns)}{"," if returns else ""})')
         if not self.keep_buffers:
             # Nothing of this call is kept once it returns (the eager graph is freed too): the
             # arrays of the variables and what forward cached on the operations.
@@ -1762,6 +1801,10 @@ class _Plan:
         if isinstance(value, np.ndarray):
             if id(value) in self.arg_views:
                 return ('arg', self.arg_views[id(value)])
+            if id(value) in self.host_values:  # a host operation's result: as it returns it
+                expr = self.host_values[id(value)]
+                result_vars[expr] = expr
+                return ('host', expr)
             if isinstance(value, _Traced):
                 raise _Unreplayable('the step returns an array computed from its values '
                                     '(return the Variable instead)')
@@ -1777,14 +1820,14 @@ class _Plan:
     def _variable_template(self, value, result_vars):
         if id(value) in self.own_vars:
             name = self.var_name[id(value)]
-            result_vars[name] = name
+            result_vars[name] = self._data(name)
             return ('var', name)
         if id(value) in self.arg_vars:
             return ('arg', self.arg_vars[id(value)])
         if isinstance(value, Parameter) or not isinstance(value.data, _Traced):
             return ('const', value)
         raise _Unreplayable('the step returns a Variable computed outside an operation '
-                            '(e.g. accuracy(), or a Variable made from .data)')
+                            '(a Variable made from .data)')
 
     def _source(self):
         params = ', '.join(n for n, _ in self.arg_paths)
@@ -1854,6 +1897,8 @@ class _Plan:
             return Variable(arrays[t[1]])
         if kind == 'arg':
             return _get_path(args, kwargs, t[1])
+        if kind == 'host':
+            return arrays[t[1]]
         if kind == 'const':
             return t[1]
         if kind == 'copy':
