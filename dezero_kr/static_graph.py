@@ -95,6 +95,7 @@ import collections
 import copy
 import ctypes
 import dis
+import functools
 import inspect
 import itertools
 import math
@@ -617,12 +618,13 @@ def _arrays_in(value):
 # State the step reads outside its arguments: layers reachable from fn
 # =============================================================================
 def _layers_of(fn, args, kwargs):
-    """The Layers the step can reach: in its closure, the globals it names, ``self``, its
-    arguments, and one level inside other objects there (a class holding model and optimizer)."""
-    roots = _roots(fn, args, kwargs)
+    """The Layers the step can reach: its arguments, what its functions name (closure cells,
+    globals, defaults, ``self``, a partial's arguments: ``_names_of_functions``), and one level
+    inside other objects there (a class holding model and optimizer)."""
+    roots = list(args) + list(kwargs.values()) + [v for v, _ in _names_of_functions(fn, ())[1]]
     for obj in list(roots):
         if not isinstance(obj, (Layer, list, tuple, dict, type)) and hasattr(obj, '__dict__') \
-                and not inspect.ismodule(obj) and not callable(obj):
+                and not inspect.ismodule(obj) and not inspect.isroutine(obj):
             roots += list(vars(obj).values())
     layers, seen, stack = [], set(), list(roots)
     while stack:
@@ -640,33 +642,51 @@ def _layers_of(fn, args, kwargs):
     return layers
 
 
-def _roots(fn, args, kwargs):
-    """Objects the step names: its arguments, ``self`` of a method, closure cells, globals used."""
-    roots = list(args) + list(kwargs.values())
-    func = getattr(fn, '__func__', fn)
-    if getattr(fn, '__self__', None) is not None:
-        roots.append(fn.__self__)
-    code = getattr(func, '__code__', None)
-    if code is None:
-        return roots
-    glb = getattr(func, '__globals__', {})
-    roots += [glb[n] for n in _code_names(code) if n in glb]
-    for cell in (getattr(func, '__closure__', None) or ()):
-        try:
-            roots.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return roots
-
-
-def _code_names(code):
-    """Every global name a code object and the functions defined in it use."""
-    names, stack = set(), [code]
+def _entry_functions(fn, found, tops):
+    """The Python functions that calling ``fn`` runs first: through bound methods,
+    ``functools.partial``, a callable object's ``__call__``, ``__wrapped__`` (a
+    ``functools.wraps`` decorator) and ``static_graph``.  The objects bound on the way
+    (``self``, a partial's arguments) go to ``tops``, a partial's keywords to ``found``."""
+    funcs, stack, seen = [], [fn], set()
     while stack:
-        c = stack.pop()
-        names.update(c.co_names)
-        stack += [k for k in c.co_consts if inspect.iscode(k)]
-    return names
+        f = stack.pop()
+        if id(f) not in seen:
+            seen.add(id(f))
+            if inspect.isfunction(f):
+                funcs.append(f)
+            stack += _called_by(f, found, tops)
+    return funcs
+
+
+def _called_by(f, found, tops):
+    """What calling ``f`` calls (see ``_entry_functions``)."""
+    if isinstance(f, StaticGraph):
+        return [f.fn]
+    if isinstance(f, functools.partial):
+        tops += [(a, f'the argument {i} of a partial') for i, a in enumerate(f.args)]
+        found += [(f.keywords, k, 'item', f'the partial keyword {k!r}', 'all') for k in f.keywords]
+        tops += [(v, k) for k, v in f.keywords.items()]
+        return [f.func]
+    if inspect.ismethod(f):
+        tops.append((f.__self__, 'self'))
+        return [f.__func__]
+    if inspect.isfunction(f):
+        return [f.__wrapped__] if getattr(f, '__wrapped__', None) is not None else []
+    call = getattr(type(f), '__call__', None)  # an object with __call__ (a Layer: forward)
+    if isinstance(f, type) or inspect.isroutine(f) or not inspect.isfunction(call):
+        return []
+    tops.append((f, 'self'))
+    return [] if _internal(call.__code__.co_filename) else [call]
+
+
+def _defaults(func, found):
+    """``[(value, name)]`` of a function's default arguments (``def step(x, m=model)``); the
+    keyword-only ones are guarded as entries of their dict (``found``)."""
+    code, defaults = func.__code__, func.__defaults__ or ()
+    here = list(zip(defaults, code.co_varnames[code.co_argcount - len(defaults):code.co_argcount]))
+    kw = func.__kwdefaults__ or {}
+    found += [(kw, k, 'item', f'the default {k!r}', 'all') for k in kw]
+    return here + [(v, k) for k, v in kw.items()]
 
 
 def _state_slots(layers):
@@ -707,9 +727,6 @@ def _value_sources(fn, layers):
     (an object there is guarded by identity: a model or optimizer bound to the name again) or
     'structure' (only sublayers and parameters: a layer's other objects are its state)."""
     found, tops, attrs, consts = _names_of_functions(fn, layers)
-    owner = getattr(fn, '__self__', None)
-    if owner is not None:
-        tops.append((owner, 'self'))
     for obj, name in tops:  # one level in: the entries and attributes that code names
         if isinstance(obj, dict):
             found += [(obj, k, 'item', f'{name}[{k!r}]', 'all') for k in list(obj) if k in consts]
@@ -729,7 +746,8 @@ def _names_of_functions(fn, layers):
     there (three calls deep) and of the user's layers' ``forward``: (sources, [(value, name)],
     the attribute names and the string constants their code uses)."""
     found, tops, attrs, consts, seen = [], [], set(), set(), set()
-    funcs = [(getattr(fn, '__func__', fn), 0)] + [(type(layer).forward, 1) for layer in layers]
+    funcs = [(f, 0) for f in _entry_functions(fn, found, tops)]
+    funcs += [(type(layer).forward, 1) for layer in layers]
     while funcs:
         func, depth = funcs.pop()
         code = getattr(func, '__code__', None)
@@ -747,8 +765,11 @@ def _names_of_functions(fn, layers):
             value = _read_value(cell, name, 'cell')
             if value is not _MISSING:
                 here.append((value, name))
+        here += _defaults(func, found)
         tops += here
-        funcs += [(obj, depth + 1) for obj, _ in here if inspect.isfunction(obj) and depth < 3]
+        if depth < 3:  # the user's functions found there, and what they call first
+            funcs += [(f, depth + 1) for obj, _ in here if callable(obj) and not isinstance(obj, (type, Layer))
+                      for f in _entry_functions(obj, found, tops)]
     return found, tops, attrs, consts
 
 

@@ -1,5 +1,6 @@
 """static_graph (Define-and-Run): a traced-and-replayed step gives eager's numbers bit for bit,
 and each classic trap of tracing is handled (a naive tracer fails each of these tests)."""
+import functools
 import os
 import sys
 import threading
@@ -1319,3 +1320,75 @@ def test_a_branch_on_a_host_operation_result_runs_eagerly_naming_it():
     with pytest.warns(StaticGraphWarning, match=r'bool\(\) of a value computed by the step at .*test_static_graph.py'):
         eager, static, step = _eager_and_static(_norm_step(branch=True), calls)
     assert step.stats['replays'] == 0 and step.stats['eager'] >= 3, step.stats
+
+
+def _bound_body(m, o, x, t):
+    loss = F.softmax_cross_entropy(m(x), t)
+    m.cleargrads()
+    loss.backward()
+    o.update()
+    return loss
+
+
+def _keyword_body(x, t, m, o):
+    return _bound_body(m, o, x, t)
+
+
+class _Stepper:
+    def __init__(self, model, opt):
+        self.model, self.opt = model, opt
+
+    def __call__(self, x, t):
+        return _bound_body(self.model, self.opt, x, t)
+
+
+def _bound(how, model, opt):
+    """A step that reaches model and optimizer through ``how`` (not a closure or global)."""
+    if how == 'default':
+        def step(x, t, m=model, o=opt):
+            return _bound_body(m, o, x, t)
+        return step
+    if how == 'kwdefault':
+        def step(x, t, *, m=model, o=opt):
+            return _bound_body(m, o, x, t)
+        return step
+    if how == 'partial':
+        return functools.partial(_bound_body, model, opt)
+    if how == 'partial_keywords':
+        return functools.partial(_keyword_body, m=model, o=opt)
+    if how == 'callable':
+        return _Stepper(model, opt)
+
+    def step(x, t):
+        return _bound_body(model, opt, x, t)
+    if how == 'nested':
+        return static_graph(step)
+
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args):
+            return f(*args)
+        return wrapper
+    return decorate(step)
+
+
+@pytest.mark.parametrize('how', ['default', 'kwdefault', 'partial', 'partial_keywords', 'callable',
+                                 'wraps', 'nested'])
+def test_objects_bound_by_defaults_partial_callables_and_decorators_are_guarded(how):
+    """A layer replaced between calls is used by the next call, whatever binds the model to
+    the step; and the model's lazy weights drawn in the first call do not stop the replay."""
+    box = {}
+
+    def make():
+        np.random.seed(0)
+        box['model'] = model = MLP((16, 3))
+        return _bound(how, model, O.SGD(0.1).setup(model))
+
+    def replace_layer():
+        np.random.seed(7)
+        box['model'].l1 = L.Linear(3, in_size=16)
+    batches = _batches(6, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', StaticGraphWarning)
+        eager, static, step = _eager_and_static(make, batches[:3] + [replace_layer] + batches[3:])
+    assert step.stats['replays'] >= 3 and step.stats['eager'] == 0, step.stats
