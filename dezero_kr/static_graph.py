@@ -712,13 +712,66 @@ def _plain_value(v):
 
 
 def _skipped_holder(obj):
-    """Objects whose attributes are not the step's inputs: modules, classes, functions, and
-    optimizers (their update runs again at every replay and reads its own state fresh)."""
-    return (inspect.ismodule(obj) or isinstance(obj, type) or callable(obj)
-            or hasattr(obj, 'update_one'))
+    """Objects whose attributes are not the step's inputs: functions, the modules and classes
+    of libraries (NumPy's, dezero_kr's, the standard library's), and optimizers (their update
+    runs again at every replay and reads its own state fresh)."""
+    return inspect.isroutine(obj) or _library(obj) or hasattr(obj, 'update_one')
 
 
-def _value_sources(fn, layers):
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
+
+
+def _library(obj):
+    """A module or class of a library (not the user's: no file, NumPy's, dezero_kr's, the
+    standard library's or an installed package's); False for other objects."""
+    if isinstance(obj, type):
+        obj = sys.modules.get(obj.__module__)
+    elif not inspect.ismodule(obj):
+        return False
+    path = getattr(obj, '__file__', None)
+    return path is None or _internal(path) or os.path.abspath(path).startswith(_STDLIB_DIR)
+
+
+def _inside(obj, name, names):
+    """The sources one level inside ``obj`` that code naming ``names`` (attributes, string and
+    int constants) can read: a dict's entries, a list's items (up to 64), an object's, a
+    class's or a module's attributes, and the class attributes an instance reads."""
+    if isinstance(obj, dict):
+        return [(obj, k, 'item', f'{name}[{k!r}]', 'all') for k in list(obj) if k in names]
+    if obj.__class__ is list:
+        return [(obj, None, 'list', name, 'all')] if len(obj) <= _LIST_ITEMS else []
+    if isinstance(obj, Layer) or _skipped_holder(obj) or not hasattr(obj, '__dict__'):
+        return []
+    own = vars(obj)
+    found = [(obj, k, 'attr', f'{name}.{k}', 'all') for k in list(own) if k in names]
+    if isinstance(obj, type) or inspect.ismodule(obj):
+        return found
+    shadowed = []  # self.beta of a class attribute: the class's, and the instance's own (missing)
+    for klass in type(obj).__mro__:
+        if not _library(klass):
+            keys = [k for k in list(vars(klass)) if k in names and k not in own and _plain_value(vars(klass)[k])]
+            found += [(klass, k, 'attr', f'{klass.__name__}.{k}', 'all') for k in keys]
+            shadowed += [(obj, k, 'attr', f'{name}.{k}', 'all') for k in keys]
+    return found + shadowed
+
+
+_LIST_ITEMS = 64  # a longer list the step names is not guarded (its items: a data set)
+
+
+def _methods(obj, names):
+    """The user's functions ``obj.<name>`` for ``names`` (a method, a module's function)."""
+    if _skipped_holder(obj) or not hasattr(obj, '__dict__'):
+        return []
+    owners = [obj] if inspect.ismodule(obj) else obj.__mro__ if isinstance(obj, type) else type(obj).__mro__
+    funcs = []
+    for owner in owners:
+        if owner is not object and not _library(owner):
+            d = vars(owner)
+            funcs += [getattr(d[n], '__func__', d[n]) for n in names if n in d]
+    return [f for f in funcs if inspect.isfunction(f)]
+
+
+def _value_sources(fn, layers, args=(), kwargs=None):
     """``[(holder, key, kind, description, objects)]``: where the step reads values outside its
     arguments: closure cells and the globals loaded by its code, by the user's functions found
     there (three calls deep) and by its user-defined layers' ``forward``; ``self``; the
@@ -727,11 +780,10 @@ def _value_sources(fn, layers):
     (an object there is guarded by identity: a model or optimizer bound to the name again) or
     'structure' (only sublayers and parameters: a layer's other objects are its state)."""
     found, tops, attrs, consts = _names_of_functions(fn, layers)
+    names = _arg_names(fn, args, kwargs or {})
+    tops += [(v, names.get(path, f'the argument {path[1]!r}')) for path, v in _argument_objects(args, kwargs)]
     for obj, name in tops:  # one level in: the entries and attributes that code names
-        if isinstance(obj, dict):
-            found += [(obj, k, 'item', f'{name}[{k!r}]', 'all') for k in list(obj) if k in consts]
-        elif not isinstance(obj, Layer) and not _skipped_holder(obj) and hasattr(obj, '__dict__'):
-            found += [(obj, k, 'attr', f'{name}.{k}', 'all') for k in list(vars(obj)) if k in attrs]
+        found += _inside(obj, name, attrs | consts)
     paths = _param_paths(layers)
     for layer in layers:
         own = [paths[id(v)] for v in vars(layer).values() if isinstance(v, Parameter) and id(v) in paths]
@@ -767,10 +819,18 @@ def _names_of_functions(fn, layers):
                 here.append((value, name))
         here += _defaults(func, found)
         tops += here
-        if depth < 3:  # the user's functions found there, and what they call first
+        if depth < 3:  # the user's functions found there, what they call first, their methods
             funcs += [(f, depth + 1) for obj, _ in here if callable(obj) and not isinstance(obj, (type, Layer))
                       for f in _entry_functions(obj, found, tops)]
+            funcs += [(f, depth + 1) for obj, _ in here for f in _methods(obj, more_attrs)]
     return found, tops, attrs, consts
+
+
+def _argument_objects(args, kwargs):
+    """``[(path, object)]``: the arguments the signature keys by identity (a dict or a config
+    object: what the step reads inside them is guarded as the values outside the arguments)."""
+    items = [(('args', i), a) for i, a in enumerate(args)] + [(('kwargs', k), v) for k, v in (kwargs or {}).items()]
+    return [(path, v) for path, v in items if not isinstance(v, (np.ndarray, Variable, tuple, list) + _PLAIN)]
 
 
 _facts = {}  # code object -> _code_facts (read once: dis is ~100 us a function)
@@ -789,7 +849,7 @@ def _code_facts(code):
                     names.add(ins.argval)
                 elif ins.opname in ('LOAD_ATTR', 'LOAD_METHOD'):
                     attrs.add(ins.argval)
-            consts.update(k for k in c.co_consts if isinstance(k, str))
+            consts.update(k for k in c.co_consts if isinstance(k, (str, int)) and not isinstance(k, bool))
             stack += [k for k in c.co_consts if inspect.iscode(k)]
         facts = _facts[code] = (names, attrs, consts)
     return facts
@@ -801,6 +861,8 @@ def _read_value(holder, key, kind):
             return holder.get(key, _MISSING)
         if kind == 'cell':
             return holder.cell_contents
+        if kind == 'list':
+            return tuple(holder)
         return holder.__dict__.get(key, _MISSING)
     except ValueError:  # an empty cell
         return _MISSING
@@ -808,6 +870,12 @@ def _read_value(holder, key, kind):
 
 def _same_value(a, b):
     return a is b or (a.__class__ is b.__class__ and bool(a == b))
+
+
+def _same_items(items, traced):
+    """A list's items are those of the trace: the same objects, or equal plain values."""
+    return len(items) == len(traced) and all(
+        a is b or (a.__class__ is b.__class__ and _plain_value(a) and a == b) for a, b in zip(items, traced))
 
 
 def _value_guards(sources, before):
@@ -822,9 +890,9 @@ def _value_guards(sources, before):
         by_value = _plain_value(new) or new is _MISSING
         if not by_value and (objects == 'structure' and not isinstance(new, (Layer, Parameter))):
             continue
-        changed = not _same_value(old, new) if by_value and _plain_value(old) else old is not new
+        changed = not _holds(kind, old, new, by_value and _plain_value(old))
         if old is not _MISSING and old is not None and changed:
-            change = f'{old!r} -> {new!r}' if by_value else 'another object'
+            change = 'its items' if kind == 'list' else f'{old!r} -> {new!r}' if by_value else 'another object'
             raise _Unreplayable(f'the step changes {what} ({change}), outside its arguments: a '
                                 f'replay would not')
         guards.append((holder, key, kind, new, what, by_value))
@@ -834,10 +902,17 @@ def _value_guards(sources, before):
 def _changed_value(plan):
     """The description of a value guard of ``plan`` that no longer holds, or None."""
     for holder, key, kind, value, what, by_value in getattr(plan, 'value_guards', ()):
-        v = _read_value(holder, key, kind)
-        if v is not value and not (by_value and _same_value(v, value)):
-            return f'{what} ({value!r} when traced)' if by_value else f'{what} (another object)'
+        if not _holds(kind, _read_value(holder, key, kind), value, by_value):
+            return f'{what} ({value!r} when traced)' if by_value or kind == 'list' else f'{what} (another object)'
     return None
+
+
+def _holds(kind, v, value, by_value):
+    """A value read now (``v``) is the traced one: the same object, an equal plain value, a
+    list of the same items."""
+    if kind == 'list':
+        return _same_items(v, value)
+    return v is value or (by_value and _same_value(v, value))
 
 
 def _param_paths(layers):
@@ -1071,7 +1146,7 @@ class _Tracer:
         self.fn, self.args, self.kwargs, self.keep_buffers = fn, args, kwargs, keep_buffers
         self.layers = _layers_of(fn, args, kwargs)
         self.state_before = _state_slots(self.layers)
-        self.value_sources = _value_sources(fn, self.layers)
+        self.value_sources = _value_sources(fn, self.layers, args, kwargs)
         self.values_before = [_read_value(*src[:3]) for src in self.value_sources]
         self.params = {id(p): p for layer in self.layers for p in layer.params()}
         self.originals = {}  # id(Variable) -> (Variable, its plain array): restored after the trace
@@ -1384,7 +1459,8 @@ class _Plan:
         # what guard() reads: (a dict, key, value), the dict being an object's __dict__ or the
         # globals; closure cells apart.  ~50 ns an entry (51 entries for microgpt's step)
         self.dict_checks = [(h if k == 'item' else h.__dict__, key, v, by_value)
-                            for h, key, k, v, _, by_value in self.value_guards if k != 'cell']
+                            for h, key, k, v, _, by_value in self.value_guards if k in ('item', 'attr')]
+        self.list_checks = [(h, v) for h, _, k, v, _, _ in self.value_guards if k == 'list']
         self.cell_checks = [(h, v, by_value) for h, _, k, v, _, by_value in self.value_guards
                             if k == 'cell']
         self.source = self._source()
@@ -1867,6 +1943,9 @@ class _Plan:
         for cell, value, by_value in self.cell_checks:
             v = _read_value(cell, None, 'cell')
             if v is not value and not (by_value and _same_value(v, value)):
+                return False
+        for items, value in self.list_checks:
+            if not _same_items(items, value):
                 return False
         return True
 

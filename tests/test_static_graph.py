@@ -1,6 +1,7 @@
 """static_graph (Define-and-Run): a traced-and-replayed step gives eager's numbers bit for bit,
 and each classic trap of tracing is handled (a naive tracer fails each of these tests)."""
 import functools
+import importlib.util
 import os
 import sys
 import threading
@@ -1392,3 +1393,96 @@ def test_objects_bound_by_defaults_partial_callables_and_decorators_are_guarded(
         warnings.simplefilter('error', StaticGraphWarning)
         eager, static, step = _eager_and_static(make, batches[:3] + [replace_layer] + batches[3:])
     assert step.stats['replays'] >= 3 and step.stats['eager'] == 0, step.stats
+
+
+class _Weights:
+    beta = 1.0  # a class attribute
+
+
+LOSS_WEIGHTS = [1.0]
+
+
+MODEL_LOSS_WEIGHT = 1.0  # read by a user model's own method
+
+
+class _LossMLP(MLP):
+    def loss(self, x, t):
+        return F.softmax_cross_entropy(self(x) * MODEL_LOSS_WEIGHT, t)
+
+
+class _Trainer:
+    beta = 1.0  # read as self.beta in a method
+
+    def __init__(self, model):
+        self.model = model
+
+    def loss(self, x, t):
+        return F.softmax_cross_entropy(self.model(x) * self.beta, t)
+
+
+@pytest.mark.parametrize('where', ['class', 'module', 'getattr', 'list', 'argument_dict',
+                                   'argument_object', 'method', 'method_instance', 'model_method'])
+def test_values_read_through_classes_modules_lists_arguments_and_methods_are_guarded(where, tmp_path):
+    """A loss weight changed from 1.0 to 2.0 between calls is read by the next call (it
+    retraces), wherever the step reads it from."""
+    module_file = tmp_path / 'sg_loss_config.py'
+    module_file.write_text('beta = 1.0\n')
+    spec = importlib.util.spec_from_file_location('sg_loss_config', module_file)
+    config = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(config)
+    hp = {'beta': 1.0}
+    obj, arg = _Config(), _Config()
+    obj.beta = arg.beta = 1.0
+    box = {}
+
+    def set_value(v):  # only the value under test changes
+        if where == 'class':
+            _Weights.beta = v
+        elif where == 'module':
+            config.beta = v
+        elif where == 'getattr':
+            obj.beta = v
+        elif where == 'list':
+            LOSS_WEIGHTS[0] = v
+        elif where == 'argument_dict':
+            hp['beta'] = v
+        elif where == 'argument_object':
+            arg.beta = v
+        elif where == 'method_instance':
+            box['trainer'].beta = v
+        elif where == 'model_method':
+            globals()['MODEL_LOSS_WEIGHT'] = v
+        else:
+            _Trainer.beta = v
+
+    def make():
+        np.random.seed(0)
+        model = _LossMLP((16, 3))
+        opt = O.SGD(0.1).setup(model)
+        box['trainer'] = trainer = _Trainer(model)
+        set_value(1.0)
+
+        def step(x, t, h, o):
+            if where in ('method', 'method_instance'):
+                loss = trainer.loss(x, t)
+            elif where == 'model_method':
+                loss = model.loss(x, t)
+            else:
+                beta = {'class': lambda: _Weights.beta, 'module': lambda: config.beta,
+                        'getattr': lambda: getattr(obj, 'beta'), 'list': lambda: LOSS_WEIGHTS[0],
+                        'argument_dict': lambda: h['beta'], 'argument_object': lambda: o.beta}[where]()
+                loss = F.softmax_cross_entropy(model(x) * beta, t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        return step
+    calls = []
+    for i, (x, t) in enumerate(_batches(6, seed=5)):
+        calls += [functools.partial(set_value, 1.0 + i // 3), (x, t, hp, arg)]
+    try:
+        eager, static, step = _eager_and_static(make, calls)
+    finally:
+        set_value(1.0)
+    assert step.stats['replays'] >= 2, step.stats
+    assert float(eager[3].data) != float(eager[2].data)
