@@ -98,12 +98,13 @@ import dis
 import functools
 import inspect
 import itertools
+import keyword
 import math
 import os
 import random
-import re
 import sys
 import threading
+import unicodedata
 import warnings
 import weakref
 
@@ -1316,10 +1317,15 @@ _identifiers = {}  # text -> identifier (a plan makes hundreds of names from a f
 
 
 def _identifier(text):
+    """``text`` as a valid Python identifier, as the parser reads it: NFKC-normalised first
+    (``ﬁ`` is ``fi``, ``w²`` is ``w2``: two names the parser would make one are one here, and
+    ``_Names`` makes them unique), other characters ``_``, a keyword with ``_`` appended."""
     out = _identifiers.get(text)
     if out is None:
-        out = re.sub(r'\W', '_', text).strip('_') or 'v'
-        out = _identifiers[text] = out if not out[0].isdigit() else '_' + out
+        out = ''.join(c if ('_' + c).isidentifier() else '_'
+                      for c in unicodedata.normalize('NFKC', text)).strip('_') or 'v'
+        out = out if out.isidentifier() else '_' + out  # a leading digit
+        out = _identifiers[text] = out + '_' if keyword.iskeyword(out) else out
         if len(_identifiers) > 4096:
             _identifiers.clear()
     return out
@@ -1345,14 +1351,16 @@ class _Names:
         self.by_id[id(obj)] = name
         return name
 
-    def local(self, hint):
+    def local(self, hint, suffixes=()):
+        """A new name from ``hint``; ``suffixes``: the names ``name + suffix`` the code makes
+        from it (``g_loss_seed``, the statistics' temporaries) are free and taken too."""
         base = _identifier(hint)
         name = base
-        while name in self.used:
+        while name in self.used or any(name + s in self.used for s in suffixes):
             k = self.counters.get(base, 1)
             self.counters[base] = k + 1
             name = f'{base}_{k}'
-        self.used.add(name)
+        self.used.update([name] + [name + s for s in suffixes])
         return name
 
 
@@ -1408,7 +1416,7 @@ class _Plan:
         self.names = _Names()
         self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
         self.names.ns['_one_hot'], self.names.ns['_sum_exp'] = _fnn._one_hot, _fnn._sum_exp
-        self.fn_name = getattr(tracer.fn, '__name__', 'step')
+        self.fn_name = _identifier(getattr(tracer.fn, '__name__', 'step'))  # a lambda: 'lambda_'
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
         self.data_owner = dict(tracer.traced)  # id(array) -> Parameter whose .data it is
@@ -1598,7 +1606,7 @@ class _Plan:
             expr = _TEMPLATES[type(node.f)][0](node, [self._data(n) for n in ins])
             stats, before, after = None, (), ()
             if not isinstance(expr, str):  # statistics the backward reads (norms, the loss): named
-                stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}')
+                stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}', _STATS_SUFFIXES)
                 before, expr, after = [[_fill(line, stats, fname) for line in part]
                                        for part in (expr[0], [expr[1]], expr[2])]
                 expr = expr[0]
@@ -1794,7 +1802,7 @@ class _Plan:
         if not (isinstance(sd, np.ndarray) and sd.shape == root.data.shape and (sd == 1).all()):
             raise _Unreplayable('backward() with a seed gradient other than ones')
         rname = self.var_name[id(root)]
-        gname = self.names.local(f'g_{rname}')
+        gname = self.names.local(f'g_{rname}', ('_seed',))
         self.lines.append(f'{gname}_seed = Variable(np.ones_like({self._data(rname)}))')
         self.lines.append(f'{gname} = {gname}_seed.data')
         grads.arrive(root, gname)
@@ -1828,7 +1836,7 @@ class _Plan:
 
     def _written_grads(self, f, gxs, gy, template):
         """A written-out rule's gradients [(input index, expression)] and the names to free after
-        they arrived; its statements (attention's backward) go to the lines first.  ``STATS`` and
+        they arrived; its statements (attention's backward) go to the lines first.  ``@STATS`` and
         ``@FN`` name what its forward kept."""
         fname, ins, out, stats = template
         grads = _TEMPLATES[type(f)][1](f, gy, [self._data(n) for n in ins], self._data(out))
@@ -2061,19 +2069,20 @@ def _templates():
 
 
 def _fill(line, stats, fname):
-    """A template line with its placeholders named: ``STATS`` (what the forward kept), ``@FN``
+    """A template line with its placeholders named: ``@STATS`` (what the forward kept), ``@FN``
     (the plan's copy of the Function, for its attributes: attention's mask)."""
-    return line.replace('STATS', str(stats)).replace('@FN', fname)
+    return line.replace('@STATS', str(stats)).replace('@FN', fname)
 
 
 _STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'lse',
                 _fnn.MultiHeadAttention: 'p'}
+_STATS_SUFFIXES = ('_xc', '_m', '_z', '_h', '_g', '_gx', '_d', '_ds')  # the templates' @STATS_*
 
 
 def _norm_forward(node, x):
     """_Normalize._normalize's lines, as (statements, expression of y = xhat).
 
-    ``STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
+    ``@STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
     1/n and eps are the same Python floats as there, written with ``repr`` (exact).
     """
     f = node.f
@@ -2081,27 +2090,27 @@ def _norm_forward(node, x):
     axes, x0 = repr(f.axes), x[0]
     statements = []
     if f.center:  # xc = x - mu, mu = x.sum(axes) * (1/n)
-        statements.append(f'STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) * {inv_n}')
-        x0 = 'STATS_xc'
-    statements.append(f'STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
+        statements.append(f'@STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) * {inv_n}')
+        x0 = '@STATS_xc'
+    statements.append(f'@STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
                       f'+ {f.eps!r})')
-    return statements, f'{x0} * STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
+    return statements, f'{x0} * @STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
 
 
 def _softmax_ce_forward(node, x):
     """SoftmaxCrossEntropy.forward's lines (x (N, C) float32/64): the loss by log-sum-exp;
-    ``STATS`` is the kept lse (N, 1), to which m is added after the loss, as there."""
+    ``@STATS`` is the kept lse (N, 1), to which m is added after the loss, as there."""
     n = f'{x[0]}.shape[0]'  # read, not written: one source for every batch size
-    before = [f'STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'STATS_z = {x[0]} - STATS_m',
-              'STATS = np.log(np.exp(STATS_z).sum(axis=1, keepdims=True))']
-    loss = f'as_array((STATS.sum() - STATS_z[np.arange({n}), {x[1]}].sum()) / {n})'
-    return before, loss, ['STATS += STATS_m', 'del STATS_m, STATS_z']
+    before = [f'@STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'@STATS_z = {x[0]} - @STATS_m',
+              '@STATS = np.log(np.exp(@STATS_z).sum(axis=1, keepdims=True))']
+    loss = f'as_array((@STATS.sum() - @STATS_z[np.arange({n}), {x[1]}].sum()) / {n})'
+    return before, loss, ['@STATS += @STATS_m', 'del @STATS_m, @STATS_z']
 
 
 def _softmax_ce_grads(f, g, x, y):
     """SoftmaxCrossEntropy.backward: gx = gy (exp(x - lse) - onehot(t)) / N (its _slope)."""
     c, dtype = f.inputs[0].data.shape[1], f.inputs[0].data.dtype.name
-    return [(0, f'{g} * ((np.exp({x[0]} - STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
+    return [(0, f'{g} * ((np.exp({x[0]} - @STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
                 f'* (1 / {x[0]}.shape[0]))')]
 
 
@@ -2113,18 +2122,18 @@ def _heads(a, f):
 
 def _attention_forward(node, x):
     """MultiHeadAttention.forward's lines (functions_nn._attend and the head split and merge);
-    ``STATS`` is the kept P (B, H, T, T)."""
+    ``@STATS`` is the kept P (B, H, T, T)."""
     f = node.f
-    masked = [] if f.hidden is None else ['np.copyto(STATS, -np.inf, where=@FN.hidden)']
-    before = [f'STATS_h = {_heads(x[0], f)}',
-              'STATS = STATS_h[0] @ STATS_h[1].transpose((0, 1, 3, 2))',
-              f'STATS *= {f.scale!r}'] + masked + [
-              'STATS_m = STATS.max(axis=-1, keepdims=True)',
-              'STATS_m[~np.isfinite(STATS_m)] = 0  # an all-hidden row',
-              'STATS -= STATS_m', 'np.exp(STATS, out=STATS)', 'STATS /= _sum_exp(STATS, -1)']
+    masked = [] if f.hidden is None else ['np.copyto(@STATS, -np.inf, where=@FN.hidden)']
+    before = [f'@STATS_h = {_heads(x[0], f)}',
+              '@STATS = @STATS_h[0] @ @STATS_h[1].transpose((0, 1, 3, 2))',
+              f'@STATS *= {f.scale!r}'] + masked + [
+              '@STATS_m = @STATS.max(axis=-1, keepdims=True)',
+              '@STATS_m[~np.isfinite(@STATS_m)] = 0  # an all-hidden row',
+              '@STATS -= @STATS_m', 'np.exp(@STATS, out=@STATS)', '@STATS /= _sum_exp(@STATS, -1)']
     c = f.inputs[0].data.shape[2] // 3
-    y = f'(STATS @ STATS_h[2]).transpose((0, 2, 1, 3)).reshape({x[0]}.shape[:2] + ({c},))'
-    return before, y, ['del STATS_h, STATS_m']
+    y = f'(@STATS @ @STATS_h[2]).transpose((0, 2, 1, 3)).reshape({x[0]}.shape[:2] + ({c},))'
+    return before, y, ['del @STATS_h, @STATS_m']
 
 
 def _attention_grads(f, g, x, y):
@@ -2132,18 +2141,18 @@ def _attention_grads(f, g, x, y):
     multiplied into the column blocks of one (B, T, 3C) array)."""
     d = f.inputs[0].data.shape[2] // (3 * f.n_head)
     statements = [
-        f'STATS_h = {_heads(x[0], f)}',
-        f'STATS_g = {g}.reshape({g}.shape[:2] + ({f.n_head}, {d})).transpose((0, 2, 1, 3))',
-        f'STATS_gx = np.empty({g}.shape[:2] + (3 * {g}.shape[2],), dtype=np.result_type({g}, STATS))',
-        f'STATS_d = {_heads("STATS_gx", f)}',
-        'STATS_ds = STATS_g @ STATS_h[2].transpose((0, 1, 3, 2))',
-        'STATS_ds -= (STATS_ds * STATS).sum(axis=-1, keepdims=True)',
-        'STATS_ds *= STATS', f'STATS_ds *= {f.scale!r}',
-        'np.matmul(STATS_ds, STATS_h[1], out=STATS_d[0])',
-        'np.matmul(STATS_ds.transpose((0, 1, 3, 2)), STATS_h[0], out=STATS_d[1])',
-        'np.matmul(STATS.transpose((0, 1, 3, 2)), STATS_g, out=STATS_d[2])',
-        'del STATS_h, STATS_g, STATS_d, STATS_ds']
-    return statements, [(0, 'STATS_gx')], ['STATS_gx']
+        f'@STATS_h = {_heads(x[0], f)}',
+        f'@STATS_g = {g}.reshape({g}.shape[:2] + ({f.n_head}, {d})).transpose((0, 2, 1, 3))',
+        f'@STATS_gx = np.empty({g}.shape[:2] + (3 * {g}.shape[2],), dtype=np.result_type({g}, @STATS))',
+        f'@STATS_d = {_heads("@STATS_gx", f)}',
+        '@STATS_ds = @STATS_g @ @STATS_h[2].transpose((0, 1, 3, 2))',
+        '@STATS_ds -= (@STATS_ds * @STATS).sum(axis=-1, keepdims=True)',
+        '@STATS_ds *= @STATS', f'@STATS_ds *= {f.scale!r}',
+        'np.matmul(@STATS_ds, @STATS_h[1], out=@STATS_d[0])',
+        'np.matmul(@STATS_ds.transpose((0, 1, 3, 2)), @STATS_h[0], out=@STATS_d[1])',
+        'np.matmul(@STATS.transpose((0, 1, 3, 2)), @STATS_g, out=@STATS_d[2])',
+        'del @STATS_h, @STATS_g, @STATS_d, @STATS_ds']
+    return statements, [(0, '@STATS_gx')], ['@STATS_gx']
 
 
 def _norm_grads(f, g, x, y):
@@ -2153,7 +2162,7 @@ def _norm_grads(f, g, x, y):
     proj = f'{y} * (({g} * {y}).sum(axis={axes}, keepdims=True) * {c})'
     if f.center:
         proj = f'({proj} + {g}.sum(axis={axes}, keepdims=True) * {c})'
-    return [(0, f'({g} - {proj}) * STATS')]
+    return [(0, f'({g} - {proj}) * @STATS')]
 
 
 # Batch shapes are read from the arrays (``x.shape[:-1]``), not written as literals: the plans

@@ -1486,3 +1486,36 @@ def test_values_read_through_classes_modules_lists_arguments_and_methods_are_gua
         set_value(1.0)
     assert step.stats['replays'] >= 2, step.stats
     assert float(eager[3].data) != float(eager[2].data)
+
+
+_ODD_NAMES = ('w²', 'lambda', 'True', 'g_softmaxcrossentropy_seed', 'np', 'Variable')
+
+
+class _OddNames(Model):
+    """Layers ``ﬁ`` and ``fi`` (one name after Python's NFKC normalisation), parameters named
+    as a superscript, keywords, a name the generated code makes, names of its namespace."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.RandomState(0)
+        for name in ('ﬁ', 'fi'):
+            setattr(self, name, L.Linear(3, in_size=5))
+        for name in _ODD_NAMES:
+            setattr(self, name, Parameter((rng.randn(3, 3) * 0.5).astype(np.float32)))
+
+    def forward(self, x):
+        h = getattr(self, 'ﬁ')(x) + getattr(self, 'fi')(x) * 2.0
+        for name in _ODD_NAMES:
+            h = F.matmul(h, getattr(self, name))
+        return h
+
+
+def test_generated_names_are_valid_unique_identifiers():
+    def make():
+        np.random.seed(0)
+        model = _OddNames()
+        opt = O.SGD(0.1).setup(model)
+        return lambda x, t: _bound_body(model, opt, x, t)
+    eager, static, step = _eager_and_static(make, _batches(4, seed=6), strict=True)
+    assert step.stats['replays'] >= 3, step.stats
+    compile(step.code, 'generated', 'exec')
