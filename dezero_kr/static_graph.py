@@ -212,6 +212,11 @@ _SHAPE_ONLY = frozenset(getattr(np, n) for n in (
     'may_share_memory', 'shares_memory', 'isfortran') if hasattr(np, n))
 
 
+def _rebuilt(cls, items):
+    """A list, tuple or named tuple of class ``cls`` holding ``items``."""
+    return cls(*items) if hasattr(cls, '_fields') else cls(items)
+
+
 def _traced_result(out):
     """What user code gets from NumPy while tracing: arrays and NumPy scalars as ``_Traced``
     (NumPy drops the subclass in ``np.nonzero``, ``t[0]``, ``argmax``, ``np.dot`` of vectors...),
@@ -223,8 +228,7 @@ def _traced_result(out):
         out._scalar = True  # returned from the step as the NumPy scalar it was
         return out
     if isinstance(out, tuple):
-        return type(out)(_traced_result(o) for o in out) if type(out) is tuple else type(out)(
-            *(_traced_result(o) for o in out))  # a named tuple (np.unique_all)
+        return _rebuilt(type(out), [_traced_result(o) for o in out])
     if isinstance(out, list):
         return [_traced_result(o) for o in out]
     return out
@@ -870,7 +874,23 @@ def _read_value(holder, key, kind):
 
 
 def _same_value(a, b):
-    return a is b or (a.__class__ is b.__class__ and bool(a == b))
+    """Equal plain values: of one class, and bit for bit for floats (``-0.0`` is not ``0.0``:
+    ``x * -0.0`` has other signs; NaN is NaN)."""
+    return a is b or (a.__class__ is b.__class__ and _exact(a) == _exact(b))
+
+
+def _exact(v):
+    """A float's bits (``float.hex``: the sign of zero, NaN equal to NaN), a complex's, a
+    tuple's items so; anything else as it is."""
+    if isinstance(v, float):
+        return v.hex()
+    if isinstance(v, complex):
+        return (v.real.hex(), v.imag.hex())
+    if isinstance(v, (np.floating, np.complexfloating)):
+        return v.tobytes()
+    if v.__class__ is tuple:
+        return tuple(_exact(x) for x in v)
+    return v
 
 
 def _same_items(items, traced):
@@ -938,7 +958,7 @@ def _describe(value, keep):
             return ('variable', type(value), None)
         return ('variable', type(value), type(d), d.shape, d.dtype.str, d.strides)
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return ('value', type(value), value)
+        return ('value', type(value), _exact(value))  # -0.0 and 0.0: two signatures
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(_describe(v, keep) for v in value)
     keep.append(value)
@@ -983,6 +1003,11 @@ class StaticGraph:
 
     def __repr__(self):
         return f'<static_graph {self.__name__}: {self.stats}>'
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f'static_graph({self.__name__}) cannot be pickled or copied: its plans are '
+                        f'bound to the live model and optimizer; pickle or copy those, and make the '
+                        f'copy\'s step static with static_graph(step) again')
 
     @property
     def cache_size(self):
@@ -1293,7 +1318,7 @@ def _untaint_result(value):
             return host
         return _plain(value)[()] if getattr(value, '_scalar', False) else _plain(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_untaint_result(v) for v in value)
+        return _rebuilt(type(value), [_untaint_result(v) for v in value])
     if isinstance(value, dict):
         return {k: _untaint_result(v) for k, v in value.items()}
     return value
@@ -2013,7 +2038,7 @@ class _Plan:
             return t[1].copy()
         if kind is dict:
             return {k: self._build(v, arrays, args, kwargs) for k, v in t[1].items()}
-        return kind(self._build(v, arrays, args, kwargs) for v in t[1])
+        return _rebuilt(kind, [self._build(v, arrays, args, kwargs) for v in t[1]])
 
     def dot(self):
         """DOT text of the plan: one box per operation, ellipses for the arrays between them."""
@@ -2205,8 +2230,9 @@ def _templatable(node):
         return _attention_templatable(node.f, arrays)
     if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
         return False
-    if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,)
-        return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1)
+    if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,) of one dtype (else its rule rounds: called)
+        return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1) and all(
+            a.dtype == arrays[0].dtype for a in arrays)
     if cls is _op.Reshape:
         return True
     if cls in (_fnn.LayerNorm, _fnn.RMSNorm):  # x alone, float32/64 (float16 is widened there)

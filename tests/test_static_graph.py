@@ -1519,3 +1519,71 @@ def test_generated_names_are_valid_unique_identifiers():
     eager, static, step = _eager_and_static(make, _batches(4, seed=6), strict=True)
     assert step.stats['replays'] >= 3, step.stats
     compile(step.code, 'generated', 'exec')
+
+
+ZERO = 0.0  # a global the step reads: set to -0.0 between calls
+
+
+@pytest.mark.parametrize('where', ['argument', 'global'])
+def test_minus_zero_and_zero_are_two_values(where):
+    """``x * -0.0`` has other signs than ``x * 0.0``: the sign of a zero is part of a value."""
+    x = np.random.RandomState(0).randn(4, 3).astype(np.float32)
+
+    def make():
+        def step(x, s):
+            v = Variable(x) * (s if where == 'argument' else ZERO)
+            return F.sum(v), v
+        return step
+
+    def set_zero(z):
+        return lambda: globals().__setitem__('ZERO', z)
+    calls = [set_zero(0.0), (x, 0.0), (x, 0.0), set_zero(-0.0), (x, -0.0), (x, -0.0), (x, 0.0)]
+    try:
+        eager, static, step = _eager_and_static(make, calls, strict=True)
+    finally:
+        globals()['ZERO'] = 0.0
+    assert step.stats['replays'] >= 2, step.stats
+    assert not np.array_equal(np.signbit(eager[2][1].data), np.signbit(eager[0][1].data))
+
+
+_Result = __import__('collections').namedtuple('_Result', 'loss accuracy')
+
+
+def test_a_named_tuple_is_returned_as_eager():
+    def make():
+        np.random.seed(0)
+        model = MLP((16, 3))
+        opt = O.SGD(0.1).setup(model)
+
+        def step(x, t):
+            y = model(x)
+            loss = F.softmax_cross_entropy(y, t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return _Result(loss, F.accuracy(y, t))
+        return step
+    eager, static, step = _eager_and_static(make, _batches(4, seed=7), strict=True)
+    assert step.stats['replays'] >= 2 and all(type(r) is _Result for r in static)
+
+
+def test_float64_data_into_float32_weights_replays_as_eager():
+    """``np.random.randn`` data (float64) with DeZero's float32 Linear: eager rounds each
+    gradient to its input's dtype; the replay calls that rule."""
+    def make():
+        np.random.seed(0)
+        model = MLP((16, 3))
+        return functools.partial(_bound_body, model, O.Adam().setup(model))
+    rng = np.random.RandomState(8)
+    calls = [(rng.randn(8, 5), rng.randint(0, 3, 8)) for _ in range(4)]
+    eager, static, step = _eager_and_static(make, calls, strict=True)
+    assert step.stats['replays'] >= 2, step.stats
+
+
+def test_pickling_or_copying_a_static_step_is_a_clear_type_error():
+    import copy
+    import pickle
+    step = static_graph(_bound_body)
+    for copier in (pickle.dumps, copy.copy, copy.deepcopy):
+        with pytest.raises(TypeError, match=r'static_graph\(_bound_body\) cannot be pickled or copied'):
+            copier(step)
