@@ -622,8 +622,8 @@ def _arrays_in(value):
 # =============================================================================
 # State the step reads outside its arguments: layers reachable from fn
 # =============================================================================
-def _layers_of(fn, args, kwargs):
-    """The Layers the step can reach: its arguments, what its functions name (closure cells,
+def _reachable(fn, args, kwargs):
+    """The objects the step can reach: its arguments, what its functions name (closure cells,
     globals, defaults, ``self``, a partial's arguments: ``_names_of_functions``), and one level
     inside other objects there (a class holding model and optimizer)."""
     roots = list(args) + list(kwargs.values()) + [v for v, _ in _names_of_functions(fn, ())[1]]
@@ -631,7 +631,18 @@ def _layers_of(fn, args, kwargs):
         if not isinstance(obj, (Layer, list, tuple, dict, type)) and hasattr(obj, '__dict__') \
                 and not inspect.ismodule(obj) and not inspect.isroutine(obj):
             roots += list(vars(obj).values())
-    layers, seen, stack = [], set(), list(roots)
+    return roots
+
+
+def _optimizers_of(fn, args, kwargs):
+    """The optimizers the step can reach (``_reachable``), each once."""
+    return list({id(o): o for o in _reachable(fn, args, kwargs)
+                 if not isinstance(o, type) and hasattr(o, 'update_one')}.values())
+
+
+def _layers_of(fn, args, kwargs):
+    """The Layers the step can reach (``_reachable``; an optimizer's target), and their sublayers."""
+    layers, seen, stack = [], set(), _reachable(fn, args, kwargs)
     while stack:
         obj = stack.pop()
         if isinstance(obj, (list, tuple)):
@@ -1042,6 +1053,7 @@ class StaticGraph:
                 for i, plan in enumerate(plans):
                     if plan.guard(args, kwargs):
                         if plan.eager:
+                            self._refuse(plan, 3, warn=False)  # (strict: raises, nothing run)
                             self.stats['eager'] += 1
                             return self.fn(*args, **kwargs)
                         if (plan.frozen or plan.lazy_initialized) and not plan.confirmed:
@@ -1062,24 +1074,19 @@ class StaticGraph:
         trace that finds the same constants confirms the plan.  (Equal data in
         two calls would hide it: such a step is not trusted more than that.)
         """
-        self.stats['traces'] += 1
-        result, new = _trace(self.fn, args, kwargs, self.keep_buffers)
-        new.keep = keep
-        if not new.eager:
+        def check(new):
             changed = _changed_constant(plan.frozen, new.frozen)
             if changed is None:
                 new.confirmed = True
-                self._last = new
-            else:
-                new = _Eager(f'{changed} was built outside an operation from values that change '
-                             f'between calls (host NumPy code): a replay would keep the first one')
-        if new.eager:
-            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
-                       f'for this signature: {new.reason}')
-            if self.strict:
-                raise StaticGraphError(message)
-            warnings.warn(message, StaticGraphWarning, stacklevel=4)
+                return new
+            return _Eager(f'{changed} was built outside an operation from values that change '
+                          f'between calls (host NumPy code): a replay would keep the first one')
+        result, new = self._traced(args, kwargs, keep, check)
         self._cache[key][i] = new
+        if new.eager:
+            self._refuse(new, 4)
+        else:
+            self._last = new
         return result
 
     def _trace(self, key, args, kwargs, keep):
@@ -1093,23 +1100,11 @@ class StaticGraph:
                               + ' (pass a value that changes at every call as an array argument: '
                               'arrays are data, numbers are constants of the plan)')
                 plans.insert(0, plan)
-                message = f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) ' \
-                          f'for this signature: {plan.reason}'
-                if self.strict:
-                    raise StaticGraphError(message)
-                warnings.warn(message, StaticGraphWarning, stacklevel=3)
+                self._refuse(plan, 3)
                 self.stats['eager'] += 1
                 return self.fn(*args, **kwargs)
-        self.stats['traces'] += 1
-        result, plan = _trace(self.fn, args, kwargs, self.keep_buffers)
-        plan.keep = keep
-        if plan.eager:
-            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
-                       f'for this signature: {plan.reason}')
-            if self.strict:
-                raise StaticGraphError(message)
-            warnings.warn(message, StaticGraphWarning, stacklevel=3)
-        else:
+        result, plan = self._traced(args, kwargs, keep)
+        if not plan.eager:
             self._last = plan
         self._cache.setdefault(key, []).insert(0, plan)
         self._cache.move_to_end(key)
@@ -1120,7 +1115,88 @@ class StaticGraph:
             if not plans:
                 del self._cache[oldest_key]
             self.stats['evictions'] += 1
+        if plan.eager:
+            self._refuse(plan, 3)
         return result
+
+    def _traced(self, args, kwargs, keep, check=None):
+        """Trace one call: (its result, a _Plan or an _Eager); ``check`` may turn a plan into
+        an _Eager.  With ``strict``, a step that cannot be replayed is undone (``_Undo``)."""
+        self.stats['traces'] += 1
+        tracer = _Tracer(self.fn, args, kwargs, self.keep_buffers)
+        undo = _Undo(tracer) if self.strict else None
+        result, plan = tracer.run()
+        plan.keep = keep
+        if check is not None and not plan.eager:
+            plan = check(plan)
+        if undo is not None and plan.eager:
+            undo.restore()
+        return result, plan
+
+    def _refuse(self, plan, stacklevel, warn=True):
+        """A signature that cannot be replayed: with ``strict``, a StaticGraphError (nothing
+        of the call is left changed: see ``_Undo``); else a warning (once) and eager calls."""
+        if self.strict:
+            raise StaticGraphError(f'static_graph({self.__name__}): this step cannot be replayed '
+                                   f'for this signature (strict=True: not run, the model and '
+                                   f'optimizer are as before the call): {plan.reason}')
+        if warn:
+            warnings.warn(f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
+                          f'for this signature: {plan.reason}', StaticGraphWarning,
+                          stacklevel=stacklevel + 1)
+
+
+class _Undo:
+    """What a trace can change, saved before it (``strict=True``): the parameters (arrays,
+    gradients), the layers' and optimizers' attributes and the arrays in them (optimizer
+    state, running statistics), the optimizers' hooks, NumPy's and Python's random state.
+    ``restore`` puts it back when the step cannot be replayed.  (What the step does to other
+    objects, a print or a file it writes, is not undone.)"""
+
+    def __init__(self, tracer):
+        self.rng, self.py_random = np.random.get_state(), random.getstate()
+        self.params = [(p, p.data, p.grad, _copy_array(p.data)) for p in tracer.params.values()]
+        objects = list(tracer.layers)
+        for opt in _optimizers_of(tracer.fn, tracer.args, tracer.kwargs):
+            objects += [opt] + [h for h in getattr(opt, 'hooks', ()) if hasattr(h, '__dict__')]
+        arrays, containers = _nested([vars(obj) for obj in objects])
+        self.arrays = [(a, a.copy()) for a in arrays]
+        self.containers = [(c, c.copy()) for c in containers]  # the objects' dicts among them
+
+    def restore(self):
+        for c, saved in self.containers:
+            c.clear()
+            c.update(saved) if isinstance(c, dict) else c.extend(saved)
+        for a, saved in self.arrays:
+            a[...] = saved
+        for p, data, grad, saved in self.params:
+            if saved is not None:
+                data[...] = saved
+            p.data, p.grad = data, grad
+        np.random.set_state(self.rng)
+        random.setstate(self.py_random)
+
+
+def _copy_array(a):
+    return a.copy() if isinstance(a, np.ndarray) else None
+
+
+def _nested(dicts, depth=3):
+    """(the writeable ndarrays, the dicts and lists) in ``dicts`` and in the dicts, lists and
+    tuples there, ``depth`` levels deep (an optimizer's state: ``{param: {slot: array}}``)."""
+    arrays, containers, seen, stack = [], [], set(), [(d, 0) for d in dicts]
+    while stack:
+        v, level = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, np.ndarray) and v.flags.writeable:
+            arrays.append(v)
+        elif level <= depth and isinstance(v, (dict, list, tuple)):
+            if v.__class__ in (dict, list):
+                containers.append(v)
+            stack += [(w, level + 1) for w in (v.values() if isinstance(v, dict) else v)]
+    return arrays, containers
 
 
 def _key(args, kwargs, keep):
@@ -1160,13 +1236,10 @@ def static_graph(fn=None, *, max_cache=8, strict=False, keep_buffers=False):
 # =============================================================================
 # Tracing
 # =============================================================================
-def _trace(fn, args, kwargs, keep_buffers=False):
-    """Run ``fn`` eagerly with a recorder; return (its result, a _Plan or an _Eager)."""
-    return _Tracer(fn, args, kwargs, keep_buffers).run()
-
-
 class _Tracer:
-    """One traced call: makes the step's arrays ``_Traced`` for its duration, and plain again."""
+    """One traced call: ``run()`` runs ``fn`` eagerly with a recorder, the step's arrays
+    ``_Traced`` for its duration (plain again after), and returns (its result, a _Plan or an
+    _Eager)."""
 
     def __init__(self, fn, args, kwargs, keep_buffers=False):
         self.fn, self.args, self.kwargs, self.keep_buffers = fn, args, kwargs, keep_buffers

@@ -1587,3 +1587,41 @@ def test_pickling_or_copying_a_static_step_is_a_clear_type_error():
     for copier in (pickle.dumps, copy.copy, copy.deepcopy):
         with pytest.raises(TypeError, match=r'static_graph\(_bound_body\) cannot be pickled or copied'):
             copier(step)
+
+
+@pytest.mark.parametrize('trap', ['value_read', 'returned', 'confirming_trace'])
+def test_strict_raises_before_anything_is_changed(trap):
+    """strict=True: a step that cannot be replayed raises StaticGraphError with the model,
+    the optimizer (its state, step count, schedule) and the random state as before the call,
+    at the first call and at every retry."""
+    np.random.seed(0)
+    model = MLP((16, 3))
+    opt = O.Adam().setup(model)
+    opt.add_hook(O.WarmupCosine(0.01, 2, 6))
+    seen = []
+
+    @static_graph(strict=True)
+    def step(x, t):
+        loss = F.softmax_cross_entropy(F.dropout(model(x), 0.3), t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        if trap == 'value_read':
+            seen.append(float(loss.data))
+        elif trap == 'confirming_trace':  # a constant built from the data: found by the second trace
+            loss = loss + F.sum(Variable(np.array(x))) * 0.0
+        return Variable(loss.data.copy()) if trap == 'returned' else loss
+    batches = _batches(3)
+    model(batches[0][0])  # the lazy weights made outside the step
+    if trap == 'confirming_trace':
+        step(*batches[0])  # traced (the constant: the next call traces again to confirm)
+    before = ([p.data.copy() for p in model.params()], opt.t, opt.alpha, np.random.get_state()[1].copy(),
+              _opt_state(opt))
+    for x, t in batches[1:]:
+        with pytest.raises(StaticGraphError, match='cannot be replayed') as e:
+            step(x, t)
+        assert 'runs eagerly' not in str(e.value)
+        after = ([p.data.copy() for p in model.params()], opt.t, opt.alpha, np.random.get_state()[1].copy(),
+                 _opt_state(opt))
+        _same_bits(before[:4], after[:4])
+        _same_bits(before[4], after[4])
