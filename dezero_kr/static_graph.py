@@ -29,32 +29,38 @@ frees its arrays when it returns, as an eager step (``keep_buffers=True``
 keeps them until the next call replaces each one: its buffers).
 
 What the signature and the guards cover (otherwise the step is traced again):
-argument shapes, dtypes, strides and types (Python scalars by value, other
-objects by identity); ``Config`` (``enable_backprop``, ``train``); each
-parameter the step uses (array type, shape, dtype: ``to_gpu``, a lazily
-created or re-shaped parameter); the state Variables of the step's layers
-(an RNN's ``h``: None or a Variable of a shape); the plain Python values
-(numbers, strings, flags, None) the step can read outside its arguments: in
-closure cells and the globals its code names (and the code of the user's
-functions found there), one level inside objects and dicts found there, and
-the layers' attributes (a loss weight annealed between calls retraces; one
-that changes at every call, more than ``max_cache`` traces in a row with no
-replay between, runs the step eagerly with a warning naming it); the objects
-found in those places by identity (an optimizer or model bound to the name
-again, a layer's new sublayer or parameter, a constant array ``layer.scale``
-replaced); one level inside an object or dict, only the attributes and keys
-the code names.  Plans are cached per signature, at most ``max_cache`` of
-them (least recently used dropped); ``.stats`` counts traces, replays, eager
-calls and evictions.
+argument shapes, dtypes, strides and types (Python scalars by value, bit for
+bit: ``-0.0`` is not ``0.0``; other objects by identity); ``Config``
+(``enable_backprop``, ``train``); each parameter the step uses (array type,
+shape, dtype: ``to_gpu``, a lazily created or re-shaped parameter); the state
+Variables of the step's layers (an RNN's ``h``: None or a Variable of a
+shape); the plain Python values (numbers, strings, flags, None) the step can
+read outside its arguments, and the objects there by identity (an optimizer
+or model bound to the name again, a layer's new sublayer or parameter, a
+constant array ``layer.scale`` replaced).  "Outside its arguments": closure
+cells, the globals its code names, default arguments, a ``functools.partial``'s
+arguments, a callable object's ``self``, what a ``functools.wraps`` decorator
+or a ``static_graph`` wraps, and the same in the user's functions and methods
+called from there (three calls deep) and in the user's layers' ``forward``;
+one level inside what is found there (the attributes and keys the code names:
+of objects, classes, user modules, dict and object arguments; the class
+attributes an instance reads; the items of a list of up to 64); the layers'
+attributes.  A loss weight annealed between calls retraces; one that changes
+at every call, more than ``max_cache`` traces in a row with no replay
+between, runs the step eagerly with a warning naming it.  Plans are cached per
+signature, at most ``max_cache`` of them (least recently used dropped);
+``.stats`` counts traces, replays, eager calls and evictions.
 
 Values are read fresh at every replay: parameters through the Parameter
 objects (``load_weights`` replaces ``.data``: the replay reads the new array),
 the layers' state Variables from their attributes (and written back, as the
-layer does), arrays captured by the step (by identity).
+layer does), arrays captured by the step (by identity), and what host
+operations return (``clip_grad_norm``'s norm: an output of the replay; a
+Python branch on it is a value read, below).
 
 The traps, detected while tracing (the step then runs eagerly for that
 signature, with one ``StaticGraphWarning`` naming the line, or ``strict=True``
-raises ``StaticGraphError``):
+raises ``StaticGraphError`` once the trace is undone: see ``_Undo``):
 
 * values used by Python: during the trace every array of the step (arguments,
   parameters, results) is a ``_Traced`` ndarray; ``bool``, ``float``, ``int``,
