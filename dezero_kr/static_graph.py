@@ -109,6 +109,7 @@ import math
 import os
 import random
 import sys
+import sysconfig
 import threading
 import unicodedata
 import warnings
@@ -740,18 +741,24 @@ def _skipped_holder(obj):
     return inspect.isroutine(obj) or _library(obj) or hasattr(obj, 'update_one')
 
 
-_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__))
+_LIBRARY_DIRS = tuple({os.path.abspath(p) for p in [os.path.dirname(os.__file__)] + [
+    sysconfig.get_paths()[k] for k in ('stdlib', 'platstdlib', 'purelib', 'platlib')]})
 
 
 def _library(obj):
-    """A module or class of a library (not the user's: no file, NumPy's, dezero_kr's, the
-    standard library's or an installed package's); False for other objects."""
+    """A module or class of a library (not the user's): a built-in one, NumPy's, dezero_kr's,
+    the standard library's or an installed package's; False for other objects (a notebook's
+    ``__main__`` and a module made at run time are the user's)."""
     if isinstance(obj, type):
         obj = sys.modules.get(obj.__module__)
+        if obj is None:
+            return True
     elif not inspect.ismodule(obj):
         return False
     path = getattr(obj, '__file__', None)
-    return path is None or _internal(path) or os.path.abspath(path).startswith(_STDLIB_DIR)
+    if path is None:
+        return obj.__name__ in sys.builtin_module_names
+    return _internal(path) or os.path.abspath(path).startswith(_LIBRARY_DIRS)
 
 
 def _inside(obj, name, names):

@@ -5,6 +5,7 @@ import importlib.util
 import os
 import sys
 import threading
+import types
 import warnings
 
 import numpy as np
@@ -1420,7 +1421,7 @@ class _Trainer:
         return F.softmax_cross_entropy(self.model(x) * self.beta, t)
 
 
-@pytest.mark.parametrize('where', ['class', 'module', 'getattr', 'list', 'argument_dict',
+@pytest.mark.parametrize('where', ['class', 'module', 'runtime_module', 'getattr', 'list', 'argument_dict',
                                    'argument_object', 'method', 'method_instance', 'model_method'])
 def test_values_read_through_classes_modules_lists_arguments_and_methods_are_guarded(where, tmp_path):
     """A loss weight changed from 1.0 to 2.0 between calls is read by the next call (it
@@ -1430,6 +1431,8 @@ def test_values_read_through_classes_modules_lists_arguments_and_methods_are_gua
     spec = importlib.util.spec_from_file_location('sg_loss_config', module_file)
     config = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(config)
+    made = types.ModuleType('sg_made_config')  # a module without a file (a notebook's __main__)
+    made.beta = 1.0
     hp = {'beta': 1.0}
     obj, arg = _Config(), _Config()
     obj.beta = arg.beta = 1.0
@@ -1440,6 +1443,8 @@ def test_values_read_through_classes_modules_lists_arguments_and_methods_are_gua
             _Weights.beta = v
         elif where == 'module':
             config.beta = v
+        elif where == 'runtime_module':
+            made.beta = v
         elif where == 'getattr':
             obj.beta = v
         elif where == 'list':
@@ -1469,6 +1474,7 @@ def test_values_read_through_classes_modules_lists_arguments_and_methods_are_gua
                 loss = model.loss(x, t)
             else:
                 beta = {'class': lambda: _Weights.beta, 'module': lambda: config.beta,
+                        'runtime_module': lambda: made.beta,
                         'getattr': lambda: getattr(obj, 'beta'), 'list': lambda: LOSS_WEIGHTS[0],
                         'argument_dict': lambda: h['beta'], 'argument_object': lambda: o.beta}[where]()
                 loss = F.softmax_cross_entropy(model(x) * beta, t)
