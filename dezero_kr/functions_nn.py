@@ -833,14 +833,23 @@ def cross_entropy(p, t):
 
 
 class _Accuracy(Function):
-    """accuracy's value as an operation with no backward: ``static_graph`` replays its
-    forward at every call (a value computed outside an operation would be a constant)."""
+    """accuracy's value as an operation, so ``static_graph`` replays its forward at every call
+    (a value computed outside an operation would be a constant of the plan).  Piecewise
+    constant in y: its gradient and tangent are zero (None); ``accuracy`` calls it under
+    ``no_grad``, so its result is a leaf, as before."""
     __slots__ = ()
+    backward_reads_values = False
 
     def forward(self, y, t):
         pred = y.argmax(axis=1)
         dtype = y.dtype if y.dtype.kind == 'f' else np.float64
         return _xp(y).asarray((pred == t).mean(), dtype=dtype)
+
+    def backward(self, gy):
+        return None, None
+
+    def jvp(self, dy, dt):
+        return None
 
 
 def accuracy(y, t):

@@ -117,7 +117,7 @@ import weakref
 
 import numpy as np
 
-from dezero_kr import core
+from dezero_kr import core, cuda
 from dezero_kr import functions_math as _fm
 from dezero_kr import functions_nn as _fnn
 from dezero_kr import hooks as _hooks
@@ -983,6 +983,8 @@ def _describe(value, keep):
         return ('variable', type(value), type(d), d.shape, d.dtype.str, d.strides)
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
         return ('value', type(value), _exact(value))  # -0.0 and 0.0: two signatures
+    if cuda.cp is not None and isinstance(value, cuda.cp.ndarray):  # a GPU array (runs eagerly)
+        return ('array', type(value), value.shape, value.dtype.str, value.strides)
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(_describe(v, keep) for v in value)
     keep.append(value)
@@ -1134,9 +1136,17 @@ class StaticGraph:
 
     def _traced(self, args, kwargs, keep, check=None):
         """Trace one call: (its result, a _Plan or an _Eager); ``check`` may turn a plan into
-        an _Eager.  With ``strict``, a step that cannot be replayed is undone (``_Undo``)."""
-        self.stats['traces'] += 1
+        an _Eager.  With ``strict``, a step that cannot be replayed is undone (``_Undo``).
+        A step on GPU arrays is not traced: it runs eagerly (not at all with ``strict``)."""
         tracer = _Tracer(self.fn, args, kwargs, self.keep_buffers)
+        device = tracer.device_array()
+        if device is not None:
+            plan = _Eager(f'{device} is a GPU array: static_graph replays NumPy arrays only')
+            if self.strict:
+                return None, plan
+            self.stats['eager'] += 1
+            return self.fn(*args, **kwargs), plan
+        self.stats['traces'] += 1
         undo = _Undo(tracer) if self.strict else None
         result, plan = tracer.run()
         plan.keep = keep
@@ -1269,6 +1279,20 @@ class _Tracer:
         self.rec.params = self.params
         self.rec.before_host, self.rec.after_host = self.before_host, self.after_host
 
+    def device_array(self):
+        """The first argument or parameter of the step on a GPU (described), or None."""
+        names = _arg_names(self.fn, self.args, self.kwargs)
+        for path, value in [(('args', i), a) for i, a in enumerate(self.args)] + [
+                (('kwargs', k), v) for k, v in self.kwargs.items()]:
+            if _on_device(value):
+                return f'the argument {names.get(path, path[1])!r}'
+        paths = None
+        for p in self.params.values():
+            if _on_device(p.data):
+                paths = paths or _param_paths(self.layers)
+                return f'the parameter {paths.get(id(p), p.name or "")!r}'
+        return None
+
     def taint_var(self, v):
         if isinstance(v.data, np.ndarray) and not isinstance(v.data, _Traced):
             self.originals.setdefault(id(v), (v, v.data))
@@ -1387,6 +1411,17 @@ class _Tracer:
             return _Plan(self, result, self.keep_buffers)
         except _Unreplayable as e:
             return _Eager(str(e))
+
+
+def _on_device(value):
+    """A CuPy array, or a Variable, tuple or list holding one."""
+    if cuda.cp is None:
+        return False
+    if isinstance(value, Variable):
+        value = value.data
+    if isinstance(value, (tuple, list)):
+        return any(_on_device(v) for v in value)
+    return isinstance(value, cuda.cp.ndarray)
 
 
 def _same_array(a, b):
