@@ -633,7 +633,7 @@ def _reachable(fn, args, kwargs):
     """The objects the step can reach: its arguments, what its functions name (closure cells,
     globals, defaults, ``self``, a partial's arguments: ``_names_of_functions``), and one level
     inside other objects there (a class holding model and optimizer)."""
-    roots = list(args) + list(kwargs.values()) + [v for v, _ in _names_of_functions(fn, ())[1]]
+    roots = list(args) + list(kwargs.values()) + [v for v, _ in _names_of_functions(fn, (), args, kwargs)[1]]
     for obj in list(roots):
         if not isinstance(obj, (Layer, list, tuple, dict, type)) and hasattr(obj, '__dict__') \
                 and not inspect.ismodule(obj) and not inspect.isroutine(obj):
@@ -796,7 +796,7 @@ def _methods(obj, names):
     for owner in owners:
         if owner is not object and not _library(owner):
             d = vars(owner)
-            funcs += [getattr(d[n], '__func__', d[n]) for n in names if n in d]
+            funcs += [getattr(d[n], '__func__', d[n]) for n in names & d.keys()]
     return [f for f in funcs if inspect.isfunction(f)]
 
 
@@ -808,9 +808,7 @@ def _value_sources(fn, layers, args=(), kwargs=None):
     layers' attributes.  ``kind``: 'item' (a dict entry), 'attr', 'cell'.  ``objects``: 'all'
     (an object there is guarded by identity: a model or optimizer bound to the name again) or
     'structure' (only sublayers and parameters: a layer's other objects are its state)."""
-    found, tops, attrs, consts = _names_of_functions(fn, layers)
-    names = _arg_names(fn, args, kwargs or {})
-    tops += [(v, names.get(path, f'the argument {path[1]!r}')) for path, v in _argument_objects(args, kwargs)]
+    found, tops, attrs, consts = _names_of_functions(fn, layers, args, kwargs)
     for obj, name in tops:  # one level in: the entries and attributes that code names
         found += _inside(obj, name, attrs | consts)
     paths = _param_paths(layers)
@@ -822,13 +820,27 @@ def _value_sources(fn, layers, args=(), kwargs=None):
     return found
 
 
-def _names_of_functions(fn, layers):
+def _names_of_functions(fn, layers, args=(), kwargs=None):
     """The globals (as loaded by name) and closure cells of ``fn``, of the user's functions found
-    there (three calls deep) and of the user's layers' ``forward``: (sources, [(value, name)],
-    the attribute names and the string constants their code uses)."""
+    there (three calls deep), of the user's layers' ``forward`` and of the methods of the
+    objects found there and of the arguments that this code names (``trainer.loss``): (sources,
+    [(value, name)], the attribute names and the string and int constants their code uses)."""
     found, tops, attrs, consts, seen = [], [], set(), set(), set()
     funcs = [(f, 0) for f in _entry_functions(fn, found, tops)]
     funcs += [(type(layer).forward, 1) for layer in layers]
+    names = _arg_names(fn, args, kwargs or {})
+    tops += [(v, names.get(path, f'the argument {path[1]!r}')) for path, v in _argument_objects(args, kwargs)]
+    for _ in range(3):  # then the methods of what was found, named by any of that code
+        _walk_functions(funcs, found, tops, attrs, consts, seen)
+        objects = {id(obj): obj for obj, _ in tops}.values()
+        funcs = [(f, 1) for obj in objects for f in _methods(obj, attrs) if id(f) not in seen]
+        if not funcs:
+            break
+    return found, tops, attrs, consts
+
+
+def _walk_functions(funcs, found, tops, attrs, consts, seen):
+    """``_names_of_functions``' walk from ``funcs`` ([(function, depth)]), into its lists."""
     while funcs:
         func, depth = funcs.pop()
         code = getattr(func, '__code__', None)
@@ -852,7 +864,6 @@ def _names_of_functions(fn, layers):
             funcs += [(f, depth + 1) for obj, _ in here if callable(obj) and not isinstance(obj, (type, Layer))
                       for f in _entry_functions(obj, found, tops)]
             funcs += [(f, depth + 1) for obj, _ in here for f in _methods(obj, more_attrs)]
-    return found, tops, attrs, consts
 
 
 def _argument_objects(args, kwargs):

@@ -1460,7 +1460,24 @@ def test_values_read_through_classes_modules_lists_arguments_and_methods_are_gua
         else:
             _Trainer.beta = v
 
+    # Each case's loss is its own function (the step reads no other place: a guard on another
+    # case's value cannot make this one pass).
+    trainer = None
+    losses = {
+        'class': lambda m, x, t, h, o: F.softmax_cross_entropy(m(x) * _Weights.beta, t),
+        'module': lambda m, x, t, h, o: F.softmax_cross_entropy(m(x) * config.beta, t),
+        'runtime_module': lambda m, x, t, h, o: F.softmax_cross_entropy(m(x) * made.beta, t),
+        'getattr': lambda m, x, t, h, o: F.softmax_cross_entropy(m(x) * getattr(obj, 'beta'), t),
+        'list': lambda m, x, t, h, o: F.softmax_cross_entropy(m(x) * LOSS_WEIGHTS[0], t),
+        'argument_dict': lambda m, x, t, h, o: F.softmax_cross_entropy(m(x) * h['beta'], t),
+        'argument_object': lambda m, x, t, h, o: F.softmax_cross_entropy(m(x) * o.beta, t),
+        'method': lambda m, x, t, h, o: trainer.loss(x, t),
+        'method_instance': lambda m, x, t, h, o: trainer.loss(x, t),
+        'model_method': lambda m, x, t, h, o: m.loss(x, t)}
+    loss_of = losses[where]
+
     def make():
+        nonlocal trainer
         np.random.seed(0)
         model = _LossMLP((16, 3))
         opt = O.SGD(0.1).setup(model)
@@ -1468,16 +1485,7 @@ def test_values_read_through_classes_modules_lists_arguments_and_methods_are_gua
         set_value(1.0)
 
         def step(x, t, h, o):
-            if where in ('method', 'method_instance'):
-                loss = trainer.loss(x, t)
-            elif where == 'model_method':
-                loss = model.loss(x, t)
-            else:
-                beta = {'class': lambda: _Weights.beta, 'module': lambda: config.beta,
-                        'runtime_module': lambda: made.beta,
-                        'getattr': lambda: getattr(obj, 'beta'), 'list': lambda: LOSS_WEIGHTS[0],
-                        'argument_dict': lambda: h['beta'], 'argument_object': lambda: o.beta}[where]()
-                loss = F.softmax_cross_entropy(model(x) * beta, t)
+            loss = loss_of(model, x, t, h, o)
             model.cleargrads()
             loss.backward()
             opt.update()
