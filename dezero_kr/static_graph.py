@@ -86,7 +86,9 @@ raises ``StaticGraphError`` once the trace is undone: see ``_Undo``):
   ``forward``, which draws fresh numbers: the same draws as eager under the
   same seed;
 * a Variable computed by the step and kept with its graph (not unchained), a
-  hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``.
+  hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``;
+* GPU (CuPy) arrays among the arguments or parameters: only NumPy arrays are
+  traced and replayed (found before the trace: the step is not traced at all).
 
 A replay returns new leaf Variables around fresh arrays (nothing aliases a
 later replay).  If a replay raises, the batch norm running statistics and the
