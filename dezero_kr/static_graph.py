@@ -99,6 +99,7 @@ them (keeping the old ones would hold a second set of gradients in memory).
 A static step holds a lock while it replays or traces; other threads keep
 using the model eagerly (the recording observes only its own thread).
 """
+import builtins
 import collections
 import copy
 import ctypes
@@ -1493,12 +1494,26 @@ def _identifier(text):
 _MISSING = object()
 
 
+def _plain_name(attr):
+    """An attribute name the parser reads as it is (not a keyword, unchanged by NFKC)."""
+    return attr.isidentifier() and not keyword.iskeyword(attr) and unicodedata.normalize('NFKC', attr) == attr
+
+
+def _attribute(obj, attr):
+    """The source reading ``obj.attr`` (``getattr`` for a name the parser would change)."""
+    return f'{obj}.{attr}' if _plain_name(attr) else f'getattr({obj}, {attr!r})'
+
+
+def _set_attribute(obj, attr, value):
+    return f'{obj}.{attr} = {value}' if _plain_name(attr) else f'setattr({obj}, {attr!r}, {value})'
+
+
 class _Names:
     """Readable, unique names for the generated code, and the namespace they live in."""
 
     def __init__(self):
         self.ns = {'Variable': Variable, 'np': np, 'as_array': as_array, '_check_grad': core._check_grad}
-        self.used = set(self.ns) | {'args', 'kwargs', 'self'}
+        self.used = set(self.ns) | {'args', 'kwargs', 'self'} | set(dir(builtins))  # (getattr, ...)
         self.by_id = {}
         self.counters = {}  # base -> the next suffix to try (names are made in O(1), not O(n))
 
@@ -1719,7 +1734,7 @@ class _Plan:
         name = self.var_name[id(x)] = self.names.add(Variable(None), f'{lname}_{attr}_in')
         self.state_reads[(layer, attr)] = name
         self.state_guards.append((layer, attr, type(_plain(x.data)), x.data.shape, x.data.dtype))
-        self.lines.append(f'{name}.data = {lname}.{attr}.data; {name}.grad = None  # state read fresh')
+        self.lines.append(f'{name}.data = {_attribute(lname, attr)}.data; {name}.grad = None  # state read fresh')
         return name
 
     # --- one line (or a few) per recorded event ---------------------------------------
@@ -1831,7 +1846,7 @@ class _Plan:
         layer, attr = key
         lname = self.names.add(layer, type(layer).__name__.lower())
         if after is None:
-            return f'{lname}.{attr} = None'
+            return _set_attribute(lname, attr, 'None')
         if id(after) not in self.own_vars:
             raise _Unreplayable(f'the step sets {type(layer).__name__}.{attr} to a value it did '
                                 f'not compute with an operation')
@@ -1839,7 +1854,8 @@ class _Plan:
             raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
                                 f'(call unchain_backward() in the step, as truncated BPTT '
                                 f'does): a replay cannot keep a graph')
-        return f'{lname}.{attr} = Variable({self._data(self.var_name[id(after)])})  # state for the next call'
+        value = f'Variable({self._data(self.var_name[id(after)])})'
+        return _set_attribute(lname, attr, value) + '  # state for the next call'
 
     def _emit_result(self, result):
         result_vars = {}  # key -> the expression of a returned array or host value

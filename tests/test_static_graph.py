@@ -1639,3 +1639,46 @@ def test_strict_raises_before_anything_is_changed(trap):
                  _opt_state(opt))
         _same_bits(before[:4], after[:4])
         _same_bits(before[4], after[4])
+
+
+class _OddState(L.Layer):
+    """State attributes ``ﬁ`` and ``fi`` (one name after NFKC) and ``lambda`` (a keyword)."""
+    NAMES = ('ﬁ', 'fi', 'lambda')
+
+    def __init__(self):
+        super().__init__()
+        self.lin = L.Linear(3, in_size=3)
+        for name in self.NAMES:
+            setattr(self, name, None)
+
+    def forward(self, x):
+        y = self.lin(x)
+        for k, name in enumerate(self.NAMES):
+            h = getattr(self, name)
+            if h is not None:
+                y = y + h * (0.1 * (k + 1))
+        for k, name in enumerate(self.NAMES):
+            state = y * (k + 1.0)  # different states under the three names
+            state.unchain()
+            setattr(self, name, state)
+        return y
+
+
+def test_layer_state_attributes_with_odd_names_are_read_and_written_as_eager():
+    def make():
+        np.random.seed(0)
+        model = _OddState()
+        opt = O.SGD(0.01).setup(model)
+
+        def step(x):
+            loss = F.sum(model(x) * model(x))
+            model.cleargrads()
+            loss.backward()
+            loss.unchain_backward()
+            opt.update()
+            return loss
+        return step
+    rng = np.random.RandomState(9)
+    eager, static, step = _eager_and_static(make, [(rng.randn(2, 3).astype(np.float32),) for _ in range(5)],
+                                            strict=True)
+    assert step.stats['replays'] >= 2, step.stats
