@@ -584,7 +584,8 @@ def transpose(x, axes=None):
     return Transpose(axes)(x)
 
 
-def _is_basic_index(slices):
+def is_basic_index(slices):
+    """Whether ``slices`` is basic indexing (ints, slices, None, Ellipsis): no element is taken twice."""
     # Basic indexing (ints, slices, None, Ellipsis) never repeats an element,
     # so its gradient can be a plain assignment instead of a scatter-add.
     items = slices if isinstance(slices, tuple) else (slices,)
@@ -634,7 +635,7 @@ def scatter_grad(g, slices, shape):
 def _scatter_add_at(gy, slices, shape):
     """Zeros of ``shape`` with the array ``gy`` added at ``slices`` (repeated indices add up)."""
     gx = cuda.get_array_module(gy).zeros(shape, dtype=gy.dtype)
-    if _is_basic_index(slices):
+    if is_basic_index(slices):
         gx[slices] = gy
     else:
         scatter_add(gx, slices, gy)

@@ -26,7 +26,7 @@ INNER_IMPORTS_ALLOWED = {
     ('distributed/communicator.py', '_mpi'): 'mpi4py (optional extra [mpi])',
     ('download.py', '_download_once'): 'urllib/http/ssl only when a download starts',
     ('download.py', '_download_with_retry'): 'urllib only when a download starts',
-    ('onnx.py', '_require_onnx'): 'onnx (optional extra [onnx])',
+    ('onnx/registry.py', 'require_onnx'): 'onnx (optional extra [onnx])',
     ('operators.py', 'scatter_add'): 'cupyx (GPU only)',
     ('plot.py', '_new_figure'): 'matplotlib (optional extra [plot])',
     ('plot.py', '_finish'): 'matplotlib (optional extra [plot])',

@@ -49,7 +49,7 @@ def check(tmp_path, model, make, batch=2, other=5, dtype=np.float32, ops=None, o
     and ``make(other)``; return the ModelProto.  ``ops``: ONNX op types the file must hold."""
     path = tmp_path / 'model.onnx'
     proto = dx.export(model, make(batch), path, opset=opset, **kw)
-    EXERCISED.update(type(f) for f in dx._trace(model, make(batch)).funcs)
+    EXERCISED.update(type(f) for f in dx.tracing.trace_model(model, make(batch)).funcs)
     onnx.checker.check_model(onnx.load(str(path)), full_check=True)
     tol = tol or TOL[dtype]
     sizes = (batch, other) if kw.get('dynamic_batch', True) else (batch,)
@@ -782,7 +782,7 @@ def test_the_committed_graph_picture_is_current():
 
 def test_zz_every_mapped_function_was_exported_and_run_by_a_test_above():
     """Runs last (file order): each Function class of the mapping went through ``check``."""
-    missing = sorted(c.__name__ for c in dx._CONVERTERS if c not in EXERCISED)
+    missing = sorted(c.__name__ for c in dx.registry.CONVERTERS if c not in EXERCISED)
     assert EXERCISED, 'run the whole of tests/test_onnx.py: this test reads what the others exported'
     assert missing == []
 

@@ -48,8 +48,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Variable, observing
 from dezero_kr.fileio import atomic_write
-from dezero_kr.graph.dot import (DEFAULT_VALUE_LIMIT, dot_graph, fmt_number, format_values, breadth_first_walk, plot_dot_graph,
-                           require_renderer)
+from dezero_kr.graph.dot import (DEFAULT_VALUE_LIMIT, breadth_first_walk, dot_graph, fmt_number,
+                                 format_values, plot_dot_graph, require_renderer)
 
 __all__ = ['plot_backward', 'record_forward', 'ForwardRecord', 'BackwardView', 'MAX_NODES',
            'MAX_STEPS']

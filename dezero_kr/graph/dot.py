@@ -210,7 +210,7 @@ class _Walk:
 
 
 def breadth_first_walk(roots, max_depth, follow_grads):
-    """The walk from ``roots`` to ``max_depth`` (None: all), along ``.grad`` links too with ``follow_grads``."""
+    """The walk from ``roots`` to ``max_depth`` (None: all); ``follow_grads``: ``.grad`` links too."""
     walk = _Walk()
     seen = set(roots)
     queue = collections.deque((v, 0) for v in roots)
