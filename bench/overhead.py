@@ -121,14 +121,14 @@ def use_everything():
         (v * 2).backward()
     jvp(lambda v: v * 2, (v,), (np.ones(1),))
     (Variable(np.ones(1)) * 2).backward()
-    state = (core._observers.list, hooks._observed, forward_mode._thread_levels.list, len(core._variable_hooks))
+    state = (hooks.observers(), hooks.observed, forward_mode._thread_levels.list, len(hooks.variable_hooks))
     assert state == ([], 0, [], 0), state
 
 
 def child(mode, n, repeat):
     """One process, one state ('fresh' or 'used'): best time ratios to the interleaved floor."""
     from dezero_kr import core, hooks
-    assert not core._variable_hooks and not hooks._observed, 'not a fresh process'
+    assert not hooks.variable_hooks and not hooks.observed, 'not a fresh process'
     if mode == 'used':
         use_everything()
     samples = timing.interleave({'floor': numpy_floor(n), 'run': plain(n)}, repeat=repeat)

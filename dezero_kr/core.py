@@ -22,142 +22,24 @@ mode and anomaly detection watch every operation) and ``dezero_kr.errors``
 it saves on the ``bench/core_ops.py`` workload (an interleaved A/B against the
 code without it); docs/how_it_works.md tells the same story in Korean.
 """
-import contextlib
-import gc
-import heapq
-import itertools
-import threading
-import warnings
 import weakref
 
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr import hooks as _hooks
 from dezero_kr.errors import (GRAD_CYCLE, ConfigError, cannot_copy, describe,  # noqa: F401
                               forward_error, hook_name, not_an_array, reused_function,
                               unknown_switch, wrong_gradient_count)
-from dezero_kr.hooks import _observers, _variable_hooks, add_hook, observing, retain  # noqa: F401
+from dezero_kr import hooks as _hooks, modes as _modes
+from dezero_kr.hooks import add_hook, observing, retain, variable_hooks  # noqa: F401
+from dezero_kr.modes import (Config, no_grad, set_enable_backprop, state_lock, test_mode,  # noqa: F401
+                             using_config)
 
-_describe, _hook_name = describe, hook_name  # the names autograd and the tests know
 
 if cuda.cupy is not None:
     array_types = (np.ndarray, cuda.cupy.ndarray)
 else:
     array_types = (np.ndarray,)
-
-
-# =============================================================================
-# Config
-# =============================================================================
-class _Modes(threading.local):
-    """The switches of the current thread (``Config`` is the one instance).
-
-    ``enable_backprop``: record the graph (False inside ``no_grad``).
-    ``train``: training behaviour of dropout / batch norm (False inside ``test_mode``).
-
-    Each thread has its own values and a new thread starts from the defaults
-    (both True), as PyTorch's grad mode: ``no_grad`` in one thread never stops
-    another thread from recording.  DeZero code keeps working unchanged:
-    ``Config.enable_backprop`` reads, and ``Config.enable_backprop = False``
-    (the book's step 18) sets, the current thread's switch.  Any other name
-    raises ``ConfigError`` (a typo would otherwise leave the real switch on).
-    An instance of a ``threading.local`` subclass rather than a class with
-    properties: backward rules read ``Config.enable_backprop`` once per
-    operation, and a property would cost several times a thread-local read.
-    """
-    switches = ('enable_backprop', 'train')
-
-    def __init__(self):  # runs once in every thread that touches Config
-        self.enable_backprop = True
-        self.train = True
-
-    def __setattr__(self, name, value):
-        if name not in _Modes.switches:
-            raise unknown_switch('Config', name, _Modes.switches)
-        if name == 'enable_backprop':
-            _set_enable_backprop(self, value)
-        else:
-            threading.local.__setattr__(self, name, value)
-
-    def __repr__(self):
-        return (f'Config(enable_backprop={self.enable_backprop}, train={self.train}) '
-                f'(this thread)')
-
-
-# Speed trick: Function.__call__ tests this global count (threads with enable_backprop off)
-# before the thread-local switch: saves ~50 ns per op, 5 % of core_ops forward (measured).
-# It reaches the thread-local switch only when the count is non-zero: a thread that turned
-# its switch off has counted itself before, so a zero proves the current thread records.
-# A thread is counted by the token its Config holds while the switch is off, so a thread
-# that ends with the switch off is uncounted when its thread-locals are freed.
-_backprop_off = 0
-_backprop_off_lock = threading.RLock()  # RLock: a token may be freed while it is held
-_set_local = threading.local.__setattr__
-
-
-def _count_off(delta):
-    global _backprop_off
-    with _backprop_off_lock:  # += on a global is not atomic across threads
-        _backprop_off += delta
-
-
-class _OffToken:
-    """Held by a thread's Config while its enable_backprop is off (see _backprop_off)."""
-    __slots__ = ()
-
-    def __init__(self):
-        _count_off(1)
-
-    def __del__(self):
-        try:
-            _count_off(-1)
-        except Exception:  # interpreter shutdown: the module globals may be gone
-            pass
-
-
-def _set_enable_backprop(modes, value):
-    token = modes.__dict__.get('_off_token')
-    if not value:
-        if token is None:
-            _set_local(modes, '_off_token', _OffToken())  # counted before the switch is off
-        _set_local(modes, 'enable_backprop', value)
-    else:
-        _set_local(modes, 'enable_backprop', value)
-        if token is not None:
-            del token
-            _set_local(modes, '_off_token', None)  # the token's __del__ uncounts this thread
-
-
-Config = _Modes()
-
-
-@contextlib.contextmanager
-def using_config(name, value):
-    """Set ``Config.<name>`` to ``value`` inside the block; restore it after, even on error.
-
-    Acts on the current thread only (see ``Config``).  ``name`` must be one of
-    ``'enable_backprop'``, ``'train'``; anything else raises ``ConfigError``
-    (an AttributeError, as DeZero, and a ValueError) listing them.
-    """
-    if name not in _Modes.switches:
-        raise unknown_switch('using_config', name, _Modes.switches)
-    old_value = getattr(Config, name)
-    setattr(Config, name, value)
-    try:
-        yield
-    finally:
-        setattr(Config, name, old_value)
-
-
-def no_grad():
-    """Context manager: build no graph in this thread (nothing is recorded for backprop)."""
-    return using_config('enable_backprop', False)
-
-
-def test_mode():
-    """Context manager: inference behaviour for dropout and batch norm in this thread."""
-    return using_config('train', False)
 
 
 # =============================================================================
@@ -259,7 +141,7 @@ class Variable:
         """Shallow copy: same ``data`` array, ``grad`` and ``creator`` objects, same name."""
         new = object.__new__(type(self))
         new.data, new.creator = self.data, self.creator
-        _grad_slot.__set__(new, _grad_slot.__get__(self))  # the slot: core_simple wraps .grad
+        grad_slot.__set__(new, grad_slot.__get__(self))  # the slot: core_simple wraps .grad
         new.name = self.name
         return new
 
@@ -273,14 +155,14 @@ class Variable:
         """
         if self.creator is not None:
             raise cannot_copy(self)
-        grad = _grad_slot.__get__(self)
+        grad = grad_slot.__get__(self)
         if grad is not None and grad.creator is not None:
             grad = Variable(grad.data)
         return object.__new__, (type(self),), (self.data, grad, self.name)
 
     def __setstate__(self, state):
         self.data, grad, self.name = state
-        _grad_slot.__set__(self, grad)
+        grad_slot.__set__(self, grad)
         self.creator = None
 
     @property
@@ -336,8 +218,9 @@ class Variable:
     def cleargrad(self):
         """Forget the gradient (``grad = None``); leaf gradients accumulate until this is called."""
         self.grad = None
-        if _hooks._observed:  # static_graph records it (one global test per parameter and step)
-            _hooks.notify(_observers.list, 'on_cleargrad', self)
+        if _hooks.observed:  # static_graph records it (one global test per parameter and step)
+            for observer in list(_hooks.observers()):
+                observer.on_cleargrad(self)
 
     def unchain_backward(self):
         """Cut every creator link upstream of this Variable (truncated BPTT).
@@ -376,7 +259,7 @@ class Variable:
     @property
     def retains_grad(self):
         """True after ``retain_grad()``: backward keeps this Variable's gradient."""
-        hooks = _variable_hooks.get(self)
+        hooks = variable_hooks.get(self)
         return hooks is not None and hooks.retain
 
     # --- backprop ------------------------------------------------------------
@@ -397,7 +280,7 @@ class Variable:
         if seed is None:
             seed = Variable(cuda.get_array_module(self.data).ones_like(self.data))
         else:
-            seed = _check_grad(seed, self, 'backward: the seed gradient (y.grad)')
+            seed = check_grad(seed, self, 'backward: the seed gradient (y.grad)')
         if self.creator is None:  # a leaf: dy/dy is the seed itself
             self.grad = seed
             return
@@ -491,7 +374,7 @@ class Variable:
 
 # The slot that stores a Variable's gradient Variable (core_simple's Variable wraps ``grad``
 # in a property that speaks ndarrays, so the engine reads and writes the slot itself).
-_grad_slot = Variable.grad
+grad_slot = Variable.grad
 
 
 class Parameter(Variable):
@@ -511,7 +394,7 @@ class Constant(Variable):
     requires_grad = False
 
 
-def _check_grad(g, var, what):
+def check_grad(g, var, what):
     """Return ``g`` as a Variable shaped like ``var``, or raise a clear error.
 
     ``g`` may be a Variable, an array or a number (a 0-d gradient); anything
@@ -542,7 +425,7 @@ def setup_variable():
 # =============================================================================
 # Function
 # =============================================================================
-class _OutputRef(weakref.ref):
+class OutputRef(weakref.ref):
     """The weak reference to a single-output Function's output.
 
     It also behaves as the 1-tuple ``(self,)``: ``f.outputs[0]()``,
@@ -569,7 +452,7 @@ class Function:
     """One operation of the graph.  Subclasses write ``forward``, ``backward`` and ``jvp``.
 
     After a call with backprop enabled: ``inputs`` (tuple of Variables),
-    ``outputs`` (weak references, see ``_OutputRef``), ``generation`` (max
+    ``outputs`` (weak references, see ``OutputRef``), ``generation`` (max
     input generation).  Hyper-parameters go to ``__init__`` (``Sum(axis, keepdims)``).
 
     An instance is one node of the graph: call it once (``Exp()(x)``).  A
@@ -616,7 +499,7 @@ class Function:
                 ys = self.forward(*[x.data for x in inputs])
         except (ValueError, TypeError, IndexError, AttributeError) as e:
             raise forward_error(self, inputs, e) from e
-        if ys.__class__ is tuple or _hooks._observed:  # see dezero_kr.hooks
+        if ys.__class__ is tuple or _hooks.observed:  # see dezero_kr.hooks
             return _record_outputs(self, inputs, ys, generation)
 
         # Speed trick: the output Variable is built without __init__ (no type check of what
@@ -624,11 +507,11 @@ class Function:
         y = _new_object(Variable)
         y.data = ys if ys.__class__ is np.ndarray else as_array(ys)
         y.grad = None
-        if _backprop_off == 0 or Config.enable_backprop:  # see _backprop_off
+        if _modes.backprop_off == 0 or Config.enable_backprop:  # see modes.backprop_off
             self.generation = generation
             y.creator = self
             self.inputs = inputs
-            self.outputs = _OutputRef(y)
+            self.outputs = OutputRef(y)
         else:
             y.creator = None
         return y
@@ -672,260 +555,21 @@ def _record_outputs(f, inputs, ys, generation):
     """
     single = ys.__class__ is not tuple
     outputs = [Variable(as_array(y)) for y in ((ys,) if single else ys)]
-    if _backprop_off == 0 or Config.enable_backprop:
+    if _modes.backprop_off == 0 or Config.enable_backprop:
         f.generation = generation
         for y in outputs:
             y.creator = f
         f.inputs = inputs
         if single:
-            f.outputs = _OutputRef(outputs[0])
+            f.outputs = OutputRef(outputs[0])
         else:
             f.outputs = tuple([weakref.ref(y) for y in outputs])
             # An output the caller dropped still needs a zero gradient in backward.
             f.output_specs = tuple([(y.data.shape, y.data.dtype) for y in outputs])
-    if _hooks._observed:
-        for observer in list(_observers.list):
+    if _hooks.observed:
+        for observer in list(_hooks.observers()):
             observer.on_forward(f, inputs, outputs)
     return outputs[0] if single or len(outputs) == 1 else outputs
-
-
-# =============================================================================
-# Backprop: the reverse pass
-# =============================================================================
-class _Pass:
-    """The options of one backprop pass, and the ids of the arrays it must not hand out twice."""
-    __slots__ = ('retain_grad', 'capture', 'create_graph', 'hooks_on', 'observers', 'shared')
-
-    def __init__(self, grads, retain_grad, capture, create_graph):
-        self.retain_grad, self.capture, self.create_graph = retain_grad, capture, create_graph
-        self.hooks_on = len(_variable_hooks) > 0  # one look per pass (see dezero_kr.hooks)
-        self.observers = _observers.list if _hooks._observed else ()
-        # Arrays the caller holds (seeds) or that stay reachable as a retained or hooked
-        # gradient: a leaf that would get one of them gets a copy (see _store_leaf_grads).
-        self.shared = {id(getattr(g, 'data', g)) for g in grads.values()}
-
-
-def backprop(grads, retain_grad=False, create_graph=False, capture=None):
-    """Run reverse mode from the seeds in ``grads`` (dict Variable -> gradient Variable).
-
-    Functions are popped from a heap keyed by ``(-generation, insertion
-    counter)``: a function runs only after every function that consumes its
-    outputs has run, so each output's gradient is complete when it is read.
-    Gradients live in the ``grads`` dict while the pass runs; an entry is
-    dropped when its creator runs (intermediate grads are not kept unless
-    retained), and what is left at the end belongs to leaves.
-
-    ``capture=None`` (``Variable.backward``): leaf gradients are accumulated
-    into ``.grad`` (see ``_store_leaf_grads``).  ``capture`` a dict:
-    gradients of the Variables it names are stored in it, and no ``.grad``
-    is touched (``autograd.grad``).  Runs with ``Config.enable_backprop =
-    create_graph`` in this thread only.  A ``backward`` that returns the
-    wrong number of gradients is a ValueError, one of the wrong shape or type
-    a ValueError / TypeError naming the Function and the input; a Function
-    instance recorded twice is a RuntimeError.
-    """
-    run = _Pass(grads, retain_grad, capture, create_graph)
-    if run.observers:  # static_graph records where a pass starts and ends
-        _hooks.notify(run.observers, 'on_pass_begin', grads, retain_grad, create_graph, capture)
-    # Speed trick: the common pass (no hooks, nothing retained, captured or observed) reads
-    # a single output's gradient inline: ~220 ns per node, 7 % of core_ops backward (measured).
-    plain = not (run.hooks_on or retain_grad or capture is not None or run.observers)
-    heap, seen, tie = [], set(), itertools.count()
-    for v in grads:
-        f = v.creator
-        if f is not None and f not in seen:
-            seen.add(f)
-            heapq.heappush(heap, (-f.generation, next(tie), f))
-
-    # Config is switched by hand rather than with using_config(): the context manager
-    # costs more than the rest of a small model's pass.  The finally clause restores it.
-    old_enable_backprop = Config.enable_backprop
-    _set_enable_backprop(Config, create_graph)
-    try:
-        # The loop is the one long function of the engine, on purpose: it runs once per node,
-        # and each helper call would cost ~50 ns of a ~3 µs step.  Per function f:
-        while heap:
-            # 1. Pop the deepest function; take its outputs' (complete) gradients.
-            f = heapq.heappop(heap)[2]
-            outputs = f.outputs
-            if plain and outputs.__class__ is _OutputRef:
-                gys = None
-                gy = grads.pop(outputs(), None)
-                if gy is None:
-                    raise reused_function(f)
-                gxs = f.backward(gy)
-            else:
-                gys = _output_grads(f, grads, run)
-                gxs = f.backward(*gys)
-            # 2. One gradient per input, checked.
-            if gxs.__class__ is not tuple:
-                gxs = (gxs,)
-            inputs = f.inputs
-            if len(gxs) != len(inputs):
-                raise wrong_gradient_count(f, len(gxs))
-            if gys is not None and run.observers:  # plain passes exclude observers
-                _notify_backward(run.observers, f, gys, gxs)
-            # 3. Add each into its input's running total; queue the input's creator once.
-            for x, gx in zip(inputs, gxs):
-                if gx is None:
-                    continue
-                if gx.__class__ is not Variable or gx.data.shape != x.data.shape:
-                    gx = _check_grad(gx, x, f'{type(f).__name__}.backward: the gradient for its '
-                                            f'input #{inputs.index(x)}')
-                g = grads.get(x)
-                if g is None:
-                    grads[x] = gx
-                elif create_graph:
-                    grads[x] = g + gx
-                else:
-                    grads[x] = Variable(as_array(g.data + gx.data))
-                # The seen set (hashed by identity) pushes each function once, however
-                # many of its outputs are used: a diamond graph runs each node once.
-                c = x.creator
-                if c is not None and c not in seen:
-                    seen.add(c)
-                    heapq.heappush(heap, (-c.generation, next(tie), c))
-        # 4. What is left are leaves (their creators, if any, were never reached).
-        cycle = _store_leaf_grads(grads, seen, run)
-    finally:
-        _set_enable_backprop(Config, old_enable_backprop)
-        if run.observers:
-            _hooks.notify(run.observers, 'on_pass_end')
-    if cycle and not _grad_cycle_warned:
-        _warn_grad_cycle(run)
-
-
-# Threads: state shared between threads is read, updated and written back under this one
-# lock, as PyTorch's AccumulateGrad: a leaf's .grad (here) and BatchNorm's running statistics.
-# Cost: one uncontended acquire per leaf per backward pass (well under 1 us), nothing per op.
-# An RLock: under create_graph the sum is itself an operation, whose observers run inside.
-state_lock = threading.RLock()
-
-_grad_cycle_warned = False
-
-
-def _warn_grad_cycle(run):
-    """Warn once that a leaf's ``.grad`` holds a graph, where that cycle is never freed or when asked.
-
-    Python's cycle collector frees ``leaf -> .grad -> graph -> leaf``: measured with
-    ``tools/grad_cycle_memory.py``, a loop that leaves one such cycle per iteration
-    peaks at about 0.5 MiB over 10,000 iterations with ``gc`` on (freed in bursts),
-    and holds 63 MiB with ``gc`` off.  So the warning is shown only while ``gc`` is
-    disabled, where each cycle stays until ``cleargrad()``, or inside
-    ``detect_anomaly()`` (an observer with ``reports_grad_cycles``).
-    """
-    global _grad_cycle_warned
-    if gc.isenabled() and not any(getattr(o, 'reports_grad_cycles', False) for o in run.observers):
-        return
-    _grad_cycle_warned = True
-    warnings.warn(GRAD_CYCLE, UserWarning, stacklevel=4)  # points at the y.backward() line
-
-
-def _notify_backward(observers, f, gys, gxs):
-    for observer in list(observers):  # a copy: an observer may unregister itself
-        observer.on_backward(f, gys, gxs)
-
-
-def _output_grads(f, grads, run):
-    """Pop the complete gradients of ``f``'s outputs from ``grads`` (the non-plain path)."""
-    outputs = f.outputs
-    if outputs.__class__ is _OutputRef:
-        y = outputs()
-        gy = grads.pop(y, None)
-        if gy is None:
-            raise reused_function(f)
-        return (_arrived(y, gy, run),)
-    gys = []
-    for ref, (shape, dtype) in zip(outputs, f.output_specs):
-        y = ref()
-        gy = grads.pop(y, None) if y is not None else None
-        if gy is None:  # an output nobody used: its gradient is zero
-            xp = cuda.get_array_module(f.inputs[0].data) if f.inputs else np
-            gy = Variable(xp.zeros(shape, dtype))
-        else:
-            gy = _arrived(y, gy, run)
-        gys.append(gy)
-    return gys
-
-
-def _arrived(y, gy, run):
-    """``y``'s gradient ``gy`` is complete: run its hooks, keep it where asked, return it.
-
-    It goes to ``y.grad`` with ``retain_grad`` or ``y.retain_grad()`` (never
-    while capturing: ``autograd.grad`` touches no ``.grad``), to ``capture`` if
-    named.  An array kept or returned by a hook is added to ``run.shared``: a
-    leaf it flows into unchanged gets a copy.
-    """
-    retain_grad, capture = run.retain_grad, run.capture
-    hooks = _variable_hooks.get(y) if run.hooks_on else None
-    if hooks is not None:
-        gy = hooks.apply(y, gy, _check_grad, run.observers)
-        retain_grad = retain_grad or (hooks.retain and capture is None)
-        run.shared.add(id(gy.data))
-    if retain_grad:
-        with state_lock:
-            y.grad = gy if y.grad is None else y.grad + gy
-        run.shared.add(id(gy.data))
-    if capture is not None and y in capture:
-        capture[y] = gy
-    return gy
-
-
-def _store_leaf_grads(grads, seen, run):
-    """Hand the leaves their gradients (``.grad``, or ``run.capture``); True if one has a graph.
-
-    A gradient stored into a leaf's empty ``.grad`` is an array of its own,
-    writable, shared with no other leaf, seed or retained gradient, so
-    ``p.grad.data *= 0.5`` is safe.  It is copied only when it is not yet:
-    a view (``sum``'s broadcast, a reshape), an array another leaf or a
-    retained gradient got too (tracked by ``id``), or a read-only array.
-    Fresh results of a rule (matmul, sum_to, ...) are stored as they are.
-    """
-    # Speed trick: copy only what is shared (ids in ``stored`` / ``run.shared``), not every
-    # gradient: copying all four of bench mlp's would add ~0.43 ms to a 6.7 ms step (6 %).
-    stored = set()
-    cycle = False
-    capture = run.capture
-    for x, g in grads.items():
-        c = x.creator
-        if c is not None and c in seen:  # its creator ran but did not take it
-            raise reused_function(c)
-        if not x.requires_grad or capture is not None and x not in capture:
-            continue
-        hooks = _variable_hooks.get(x) if run.hooks_on else None
-        if hooks is not None:  # one look-up: another thread may remove the entry meanwhile
-            g = hooks.apply(x, g, _check_grad, run.observers)
-        if capture is not None:
-            capture[x] = g
-            continue
-        with state_lock:  # read, add and write back as one step: threads may share x
-            old = _grad_slot.__get__(x)
-            if old is None:
-                data = g.data
-                if (data.base is not None or id(data) in stored or id(data) in run.shared
-                        or not getattr(data.flags, 'writeable', True)):
-                    g = _Copy()(g) if run.create_graph else Variable(data.copy())
-                stored.add(id(g.data))
-            else:
-                g = old + g if run.create_graph else Variable(as_array(old.data + g.data))
-            _grad_slot.__set__(x, g)
-        cycle = cycle or g.creator is not None
-    return cycle
-
-
-class _Copy(Function):
-    """y = a copy of x; dL/dx = gy.  Gives a leaf its own gradient array under create_graph."""
-    __slots__ = ()
-    backward_reads_values = False
-
-    def forward(self, x):
-        return x.copy()
-
-    def backward(self, gy):
-        return gy
-
-    def jvp(self, dx):
-        return dx
 
 
 # =============================================================================
@@ -941,3 +585,4 @@ from dezero_kr.operators import (  # noqa: E402,F401
     MulConstant, Neg, Pow, PowVariable, RDivConstant, RPow, RSubConstant, Reshape, Sub, SubConstant,
     Sum, SumTo, Transpose, add, broadcast_to, div, get_item, matmul, max, min, mul, neg, pow, rdiv,
     reshape, rpow, rsub, sub, sum, sum_to, transpose)
+from dezero_kr.reverse_pass import backprop  # noqa: E402  (the reverse pass needs the classes above)

@@ -2,12 +2,12 @@
 
 Gradient hooks (``Variable.register_hook``, ``retain_grad``) act on one
 Variable's gradient in a backward pass.  They are rare, so they live in a
-side table, ``_variable_hooks`` (Variable -> ``VariableHooks``, weak keys),
+side table, ``variable_hooks`` (Variable -> ``VariableHooks``, weak keys),
 not in a slot on every Variable: a slot costs 8 bytes on each of millions of
 nodes.
 Removing a Variable's last hook (with no retain flag) deletes its entry, so
 the table is empty while nobody uses hooks, and ``backprop`` checks that once
-per pass (``len(_variable_hooks) > 0``, a local of that pass, never a
+per pass (``len(variable_hooks) > 0``, a local of that pass, never a
 process-wide flag: one thread adding or dropping a hook can never make another
 thread's pass skip one) instead of looking up every node.
 Threads: the table is changed only under ``_table_lock`` (``add_hook``,
@@ -15,9 +15,11 @@ Threads: the table is changed only under ``_table_lock`` (``add_hook``,
 (enter a new entry, delete an emptied one) are one step; backprop only reads
 it, one ``get`` per Variable.
 
-Observers (``observing``) see every Function call and every backward step
-of the current thread: forward-mode AD (``autograd.jvp``), ``detect_anomaly``
-and the backprop viewer are built on them.
+Observers (``Observer``, registered with ``observing``) see every Function
+call, backward step, pass and host operation of the current thread: the one
+documented extension point of the engine.  Forward-mode AD (``autograd.jvp``),
+``detect_anomaly``, the backprop viewer and the Define-and-Run tracer are
+built on it, and the engine names none of them.
 
 This module does not import ``dezero_kr.core`` (core imports it): the one
 thing it needs from the engine, the check of a gradient a hook returns, is
@@ -31,7 +33,7 @@ import weakref
 
 from dezero_kr.errors import hook_name
 
-_variable_hooks = weakref.WeakKeyDictionary()
+variable_hooks = weakref.WeakKeyDictionary()
 _hook_keys = itertools.count()  # unique for the process: a stale handle never hits a new hook
 # Held for each change of the table, as core.state_lock for a leaf's .grad: without it two
 # threads adding the first hook of one Variable each entered a VariableHooks of their own, and
@@ -42,9 +44,9 @@ _table_lock = threading.Lock()
 
 def _entry(var):
     """``var``'s ``VariableHooks``, entered in the table if new (call with ``_table_lock`` held)."""
-    hooks = _variable_hooks.get(var)
+    hooks = variable_hooks.get(var)
     if hooks is None:
-        hooks = _variable_hooks[var] = VariableHooks()
+        hooks = variable_hooks[var] = VariableHooks()
     return hooks
 
 
@@ -79,9 +81,8 @@ class VariableHooks:
 
         A hook returning None keeps the gradient; anything else replaces it,
         after ``check_grad(new, var, what)`` (the core's check: a Variable of
-        ``var``'s shape, or a clear error naming the hook).  Each observer
-        with an ``on_hook(var, hook, grad)`` method (``detect_anomaly``) sees
-        every replacement.
+        ``var``'s shape, or a clear error naming the hook).  Each of
+        ``observers`` sees every replacement (``Observer.on_hook``).
         """
         for fn in list(self.fns.values()):  # a hook may remove itself
             new = fn(grad)
@@ -90,9 +91,7 @@ class VariableHooks:
             grad = check_grad(new, var, f'a hook on {var.name or "a Variable"!r} '
                                         f'(the hook {hook_name(fn)})')
             for observer in list(observers):
-                on_hook = getattr(observer, 'on_hook', None)  # optional for observers
-                if on_hook is not None:
-                    on_hook(var, fn, grad)
+                observer.on_hook(var, fn, grad)
         return grad
 
 
@@ -113,21 +112,79 @@ class HookHandle:
         if var is None:
             return
         with _table_lock:
-            hooks = _variable_hooks.get(var)
+            hooks = variable_hooks.get(var)
             if hooks is not None:
                 hooks.fns.pop(self._key, None)
                 if not hooks.fns and not hooks.retain:  # nothing left: backprop may skip the table
-                    del _variable_hooks[var]
+                    del variable_hooks[var]
 
 
 # =============================================================================
-# Observers
+# Observers: the engine's one extension point
 # =============================================================================
+class Observer:
+    """What watches the engine: subclass it, override the callbacks you need, and register an
+    instance with ``observing(observer)``.
+
+    Every callback is a no-op here, so an observer states only what it uses;
+    the engine calls each one on every registered observer of the current
+    thread, and knows no observer by name.  Forward mode (``autograd.jvp``),
+    ``detect_anomaly``, the backprop viewer and the Define-and-Run tracer are
+    observers.  The callbacks, in the order a step meets them:
+
+    * ``on_forward(f, inputs, outputs)``: after every Function call
+      (``outputs`` a list of Variables), recorded or not.
+    * ``on_pass_begin(grads, retain_grad, create_graph, capture)`` and
+      ``on_pass_end()``: around every backprop pass (``grads``: the seeds;
+      ``capture``: the dict of ``autograd.grad``, else None).
+    * ``on_backward(f, gys, gxs)``: after every backward step of a pass.
+    * ``on_hook(var, hook, grad)``: a gradient hook replaced ``var``'s gradient.
+    * ``on_cleargrad(var)``: ``var.cleargrad()`` was called.
+    * ``on_host_call(operation, args, kwargs)`` and ``on_host_return(result)``:
+      around a call of a ``host_operation`` (an optimizer's update, gradient
+      clipping, the all-reduce).  ``on_host_call`` may return a replacement
+      ``(args, kwargs)``; ``on_host_return`` gets the result (None if the call
+      raised) and returns what the caller gets.
+
+    ``reports_grad_cycles``: True for an observer that wants the engine's
+    warning about a graph left in a leaf's ``.grad`` even while ``gc`` is on
+    (``detect_anomaly``).
+    """
+    __slots__ = ()
+    reports_grad_cycles = False
+
+    def on_forward(self, f, inputs, outputs):
+        """After a Function call: ``f``, its input Variables, its output Variables (a list)."""
+
+    def on_backward(self, f, gys, gxs):
+        """After ``f.backward``: the output gradients it got, the input gradients it returned."""
+
+    def on_hook(self, var, hook, grad):
+        """The gradient hook ``hook`` on ``var`` returned ``grad``, which replaces the gradient."""
+
+    def on_pass_begin(self, grads, retain_grad, create_graph, capture):
+        """A backprop pass starts from the seeds ``grads`` (Variable -> gradient) with these options."""
+
+    def on_pass_end(self):
+        """The pass that began last has ended (also when it raised)."""
+
+    def on_cleargrad(self, var):
+        """``var.cleargrad()`` was called."""
+
+    def on_host_call(self, operation, args, kwargs):
+        """A ``host_operation`` is called; return None, or a replacement ``(args, kwargs)``."""
+        return None
+
+    def on_host_return(self, result):
+        """The host operation returned ``result`` (None if it raised); return what the caller gets."""
+        return result
+
+
 # One list per thread: jvp() in one thread never sees another thread's operations.
-# Speed trick, as core._backprop_off: Function.__call__ tests ``_observed``, the count of
+# Speed trick, as modes.backprop_off: Function.__call__ tests ``observed``, the count of
 # observers in all threads, not the thread-local list (~50 ns per op less, as measured for
-# _backprop_off).  A thread's own registrations are always counted, so a zero proves its list
-# is empty.  Core reads it as ``hooks._observed``: a module attribute, as it changes at run
+# backprop_off).  A thread's own registrations are always counted, so a zero proves its list
+# is empty.  Core reads it as ``hooks.observed``: a module attribute, as it changes at run
 # time (~5 ns more than a global of core, measured: within the noise of core_ops).
 class _Observers(threading.local):
     def __init__(self):
@@ -135,25 +192,33 @@ class _Observers(threading.local):
 
 
 _observers = _Observers()
-_observed = 0
+observed = 0
 _observed_lock = threading.Lock()
 
 
 def _count_observer(delta):
-    global _observed
+    global observed
     with _observed_lock:  # += on a global is not atomic across threads
-        _observed += delta
+        observed += delta
+
+
+def observers():
+    """The observers registered in the current thread (the list itself: copy it to iterate
+    while an observer may unregister)."""
+    return _observers.list
 
 
 @contextlib.contextmanager
 def observing(observer):
-    """Register ``observer`` in the current thread for the duration of the block.
+    """Register ``observer`` (an ``Observer``) in the current thread for the duration of the block.
 
-    The engine calls ``observer.on_forward(f, inputs, outputs)`` after every
-    Function call, ``observer.on_backward(f, gys, gxs)`` after every backward
-    step and, if the observer has it, ``observer.on_hook(var, hook, grad)``
-    for a gradient a hook returned.  Yields ``observer``.
+    Yields ``observer``.  Raises TypeError when ``observer`` is not an
+    ``Observer`` (the engine calls every callback; a subclass inherits the
+    no-ops it does not override).
     """
+    if not isinstance(observer, Observer):
+        raise TypeError(f'observing: the observer must be a dezero_kr.hooks.Observer (subclass it '
+                        f'and override the callbacks you need), got {type(observer).__name__}')
     observers = _observers.list
     _count_observer(1)
     observers.append(observer)
@@ -164,42 +229,35 @@ def observing(observer):
         _count_observer(-1)
 
 
-def notify(observers, name, *args):
-    """Call ``observer.<name>(*args)`` on each observer that has that method (all are optional)."""
-    for observer in list(observers):
-        method = getattr(observer, name, None)
-        if method is not None:
-            method(*args)
-
-
 def host_operation(fn):
     """Decorator for an operation on raw arrays outside the graph (``Optimizer.update``, gradient
-    clipping): an observer with ``on_host_call(wrapper, args, kwargs)`` and
-    ``on_host_return(result)`` sees the call as one unit (``static_graph`` records
-    it to run it again, instead of recording what happens inside it).
+    clipping, the all-reduce of ``distributed``): every observer sees the call as one unit,
+    through ``on_host_call(wrapper, args, kwargs)`` and ``on_host_return(result)`` (the
+    Define-and-Run tracer records it to run it again, instead of recording what happens
+    inside it).
 
     ``on_host_call`` may return a replacement ``(args, kwargs)`` (a generator
     argument made a list, so the call can be repeated); ``on_host_return`` gets
     the call's result (None if it raised) and returns what the caller gets
-    (``static_graph`` marks a returned norm as a value of the step).  Without
+    (the tracer marks a returned norm as a value of the step).  Without
     observers the wrapper costs one test of a module global.
     """
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if not _observed:
+        if not observed:
             return fn(*args, **kwargs)
-        observers = [o for o in _observers.list if hasattr(o, 'on_host_call')]
-        for observer in observers:
+        watching = list(_observers.list)
+        for observer in watching:
             replaced = observer.on_host_call(wrapper, args, kwargs)
             if replaced is not None:
                 args, kwargs = replaced
         try:
             result = fn(*args, **kwargs)
         except BaseException:
-            for observer in reversed(observers):
+            for observer in reversed(watching):
                 observer.on_host_return(None)
             raise
-        for observer in reversed(observers):
+        for observer in reversed(watching):
             result = observer.on_host_return(result)
         return result
     return wrapper

@@ -120,7 +120,7 @@ import weakref
 
 import numpy as np
 
-from dezero_kr import core, cuda
+from dezero_kr import core, cuda, modes, reverse_pass
 from dezero_kr import functions_math as _fm
 from dezero_kr import functions_nn as _fnn
 from dezero_kr import hooks as _hooks
@@ -413,7 +413,7 @@ def _rng_fingerprint():
     return ctypes.string_at(bitgen.ctypes.state_address, _MT_STATE_BYTES)
 
 
-class _Recorder:
+class _Recorder(_hooks.Observer):
     """The observer that records a step (thread-local: other threads are not seen)."""
 
     def __init__(self):
@@ -1071,7 +1071,7 @@ class StaticGraph:
     def __call__(self, *args, **kwargs):
         """``fn(*args, **kwargs)``: replayed when a plan of this signature passes its guards,
         else traced (or run eagerly where the step cannot be replayed)."""
-        if getattr(_tracing, 'recorder', None) is not None or _hooks._observers.list:
+        if getattr(_tracing, 'recorder', None) is not None or _hooks.observers():
             return self.fn(*args, **kwargs)  # inside another trace, or observed (detect_anomaly, jvp)
         keep = []
         key = _key(args, kwargs, keep)
@@ -1512,7 +1512,7 @@ class _Names:
     """Readable, unique names for the generated code, and the namespace they live in."""
 
     def __init__(self):
-        self.ns = {'Variable': Variable, 'np': np, 'as_array': as_array, '_check_grad': core._check_grad}
+        self.ns = {'Variable': Variable, 'np': np, 'as_array': as_array, '_check_grad': core.check_grad}
         self.used = set(self.ns) | {'args', 'kwargs', 'self'} | set(dir(builtins))  # (getattr, ...)
         self.by_id = {}
         self.counters = {}  # base -> the next suffix to try (names are made in O(1), not O(n))
@@ -1754,9 +1754,9 @@ class _Plan:
         if any(x is None for x in g.inputs):  # arguments given as Variables: set per call
             self.lines.append(f'{fname}.inputs = ({", ".join(ins)},)')
         # no outputs are recorded under no_grad: one output is then a single one
-        single = len(outs) == 1 and getattr(f, 'outputs', None).__class__ in (core._OutputRef, type(None))
+        single = len(outs) == 1 and getattr(f, 'outputs', None).__class__ in (core.OutputRef, type(None))
         if single:
-            g.outputs = core._OutputRef(self.names.ns[outs[0]])
+            g.outputs = core.OutputRef(self.names.ns[outs[0]])
         else:
             g.outputs = tuple(weakref.ref(self.names.ns[o]) for o in outs)
         self._forward_lines(node, g, fname, ins, outs, single)
@@ -2029,10 +2029,10 @@ class _Plan:
     def _output_grads(self, f, grads):
         """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
         outputs = f.outputs
-        ys = [outputs()] if outputs.__class__ is core._OutputRef else [r() for r in outputs]
-        if any(y is not None and _hooks._variable_hooks.get(y) is not None for y in ys):
+        ys = [outputs()] if outputs.__class__ is core.OutputRef else [r() for r in outputs]
+        if any(y is not None and _hooks.variable_hooks.get(y) is not None for y in ys):
             raise _Unreplayable('a hook or retain_grad() on an intermediate Variable')
-        if outputs.__class__ is core._OutputRef:
+        if outputs.__class__ is core.OutputRef:
             if ys[0] is None or not grads.has(ys[0]):
                 raise _Unreplayable(f'{type(f).__name__}: a gradient the replay cannot follow')
             name = grads.pop(ys[0])
@@ -2452,7 +2452,7 @@ def _compiled(source, name):
 
 
 def _set_backprop(value):
-    core._set_enable_backprop(Config, value)
+    modes.set_enable_backprop(Config, value)
 
 
 def _tuple(gxs):
@@ -2460,9 +2460,9 @@ def _tuple(gxs):
 
 
 def _store_leaf_grads(grads, seen, seeds):
-    """The engine's own leaf storing (``core._store_leaf_grads``), as ``backprop`` calls it."""
-    run = core._Pass(seeds, False, None, False)
-    core._store_leaf_grads(grads, seen, run)
+    """The engine's own leaf storing (``reverse_pass.store_leaf_grads``), as ``backprop`` calls it."""
+    run = reverse_pass.ReversePass(seeds, False, None, False)
+    reverse_pass.store_leaf_grads(grads, seen, run)
 
 
 def _view(arg, offset, shape, strides):

@@ -26,6 +26,7 @@ import pytest
 
 import dezero_kr.utils
 from dezero_kr import Function, Variable
+from dezero_kr.hooks import Observer
 from dezero_kr.graph.backprop_view import (MAX_NODES, ForwardRecord, plot_backward,
                                      record_forward)
 from dezero_kr.core import observing
@@ -86,7 +87,7 @@ def two_output_graph(x0=0.3):
     return L, (x,)
 
 
-class EngineOrder:
+class EngineOrder(Observer):
     """An independent observer: what the engine popped and returned, copied at once."""
 
     def __init__(self):
@@ -270,7 +271,7 @@ def test_create_graph_and_graph_of_a_gradient():
     x = Variable(np.array(2.0), name='x')
     y = x ** 4
     y.name = 'y'
-    # x -> x.grad -> its graph -> x is a cycle that gc frees: no warning (core._warn_grad_cycle)
+    # x -> x.grad -> its graph -> x is a cycle that gc frees: no warning (reverse_pass._warn_grad_cycle)
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         view = plot_backward(y, create_graph=True)

@@ -2,7 +2,7 @@
 
 ``tools/grad_cycle_memory.py`` runs three loops with Python's cycle collector on
 and off (see its docstring).  These tests run it with fewer iterations and hold
-the numbers the policy in ``dezero_kr.core._warn_grad_cycle`` rests on:
+the numbers the policy in ``dezero_kr.reverse_pass._warn_grad_cycle`` rests on:
 
 * the tutorial's Newton loop (step 33: ``x.cleargrad()`` between the passes)
   and ``autograd.grad`` keep nothing, collector or not;

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import dezero_kr.functions as F
-from dezero_kr import Constant, Variable
+from dezero_kr import Constant, Variable, hooks
 from dezero_kr.autograd import grad
 
 
@@ -200,7 +200,7 @@ def test_removing_the_last_hook_turns_the_hook_machinery_off():
     h = x * 2
     first = h.register_hook(lambda g: g * 2)
     first.remove()
-    assert h not in core._variable_hooks
+    assert h not in hooks.variable_hooks
     calls = []
     h.register_hook(lambda g: calls.append(1))
     first.remove()  # a stale handle must not remove the newer hook
@@ -210,4 +210,4 @@ def test_removing_the_last_hook_turns_the_hook_machinery_off():
     import gc
     gc.collect()
     (_v(1.0) * 2).backward()
-    assert not core._variable_hooks  # no Variable has a hook: backprop skips the table again
+    assert not hooks.variable_hooks  # no Variable has a hook: backprop skips the table again

@@ -41,3 +41,11 @@ def test_dezero_kr_static_graph_is_the_function_not_a_module():
     assert callable(dezero_kr.static_graph) and not hasattr(dezero_kr.static_graph, '__path__')
     assert importlib.util.find_spec('dezero_kr.static_graph') is None or (
         TABLE['static_graph']['home'] == 'dezero_kr.static_graph')
+
+
+REMOVED = [(m, n, why) for m, e in sorted(TABLE.items()) for n, why in e.get('removed', {}).items()]
+
+
+@pytest.mark.parametrize('module,name,why', REMOVED, ids=[f'{m}.{n}' for m, n, _ in REMOVED])
+def test_a_removed_name_is_gone_and_says_why(module, name, why):
+    assert why and not hasattr(importlib.import_module(TABLE[module]['home']), name)

@@ -21,7 +21,7 @@ import dezero_kr.functions as F
 import dezero_kr.layers as L
 import dezero_kr.models as M
 import dezero_kr.optimizers as O
-from dezero_kr import Config, Variable, autograd, core, no_grad, using_config
+from dezero_kr import Config, Variable, autograd, core, hooks, modes, no_grad, using_config
 from dezero_kr.autograd import forward as forward_mode
 from dezero_kr.autograd import AnomalyError, detect_anomaly
 
@@ -180,7 +180,7 @@ def test_detect_anomaly_in_one_thread_does_not_raise_in_another():
 
     run_threads(debugging, other)
     assert results == {'other': True}
-    assert core._observers.list == []  # the main thread never had an observer
+    assert hooks.observers() == []  # the main thread never had an observer
 
 
 def test_concurrent_jvps_keep_their_own_levels():
@@ -326,26 +326,26 @@ def test_config_is_exported_and_says_what_it_holds():
 
 
 def test_a_thread_that_ends_with_backprop_off_is_no_longer_counted():
-    # Function.__call__ reads core._backprop_off (threads with the switch off)
+    # Function.__call__ reads modes.backprop_off (threads with the switch off)
     # before the thread-local switch: it must fall back to 0, also for a thread
     # that turned the switch off and never turned it back on.
-    assert core._backprop_off == 0
+    assert modes.backprop_off == 0
     with no_grad():
-        assert core._backprop_off == 1
+        assert modes.backprop_off == 1
         with no_grad():
-            assert core._backprop_off == 1
-    assert core._backprop_off == 0
+            assert modes.backprop_off == 1
+    assert modes.backprop_off == 0
     seen = []
 
     def leave_it_off():
         Config.enable_backprop = False
-        seen.append(core._backprop_off)
+        seen.append(modes.backprop_off)
 
     run_threads(leave_it_off)
     assert seen == [1]
-    assert core._backprop_off == 0
+    assert modes.backprop_off == 0
     F.sum(Variable(np.ones(2)) * 2).backward()  # backprop turns it off and on again
-    assert core._backprop_off == 0
+    assert modes.backprop_off == 0
 
 
 # --- state shared between threads (issue 23) -----------------------------------------

@@ -15,9 +15,11 @@ import zlib
 
 import numpy as np
 
-from dezero_kr import core, cuda
+from dezero_kr import cuda
 from dezero_kr.core import Config, Function, Variable, observing
+from dezero_kr.errors import describe, hook_name
 from dezero_kr.frames import user_frames
+from dezero_kr.hooks import Observer
 
 
 class AnomalyError(RuntimeError):
@@ -106,7 +108,7 @@ def _changed(var_data, print_):
     return None
 
 
-class _AnomalyDetector:
+class _AnomalyDetector(Observer):
     __slots__ = ('check_nan', 'recorded')
     reports_grad_cycles = True  # backprop warns about a graph left in a leaf's .grad (core)
 
@@ -121,7 +123,7 @@ class _AnomalyDetector:
         _creation_sites[first] = user_frames(3)
         if Config.enable_backprop:  # recorded: a backward may run later
             self._check_reuse(f, first)
-            values = getattr(f, 'backward_reads_values', True)
+            values = f.backward_reads_values
             _saved_fingerprints[first] = (
                 tuple(_fingerprint(x.data) if values else x.data.shape for x in inputs),
                 tuple(_fingerprint(y.data) for y in outputs) if values else None)
@@ -161,8 +163,8 @@ class _AnomalyDetector:
 
     def on_hook(self, var, hook, grad):
         if self.check_nan and not _finite(grad.data):
-            raise AnomalyError(f'detect_anomaly: the hook {core._hook_name(hook)} on '
-                               f'{core._describe(var)} returned a gradient with '
+            raise AnomalyError(f'detect_anomaly: the hook {hook_name(hook)} on '
+                               f'{describe(var)} returned a gradient with '
                                f'{_bad_values(grad.data)}.')
 
     def _check_saved(self, f):
@@ -188,7 +190,7 @@ class _AnomalyDetector:
 
 def _inplace_report(f, which, var, how):
     name = type(f).__name__
-    return (f'detect_anomaly: {which} of {name} ({core._describe(var)}) was modified after the '
+    return (f'detect_anomaly: {which} of {name} ({describe(var)}) was modified after the '
             f'forward pass that saved it ({how}), so {name}.backward would compute the gradient '
             f'at the new values: a wrong gradient. This is PyTorch\'s "a variable needed for '
             f'gradient computation has been modified by an inplace operation". Backward reads the '

@@ -12,6 +12,7 @@ import weakref
 
 from dezero_kr import cuda
 from dezero_kr.core import Config, Constant, Variable, observing, using_config
+from dezero_kr.hooks import Observer
 from dezero_kr.autograd.reverse import as_primal, as_tuple, constant_like, outputs_of
 
 
@@ -26,7 +27,7 @@ class _ThreadLevels(threading.local):
 _thread_levels = _ThreadLevels()
 
 
-class _ForwardLevel:
+class _ForwardLevel(Observer):
     """One forward-mode pass: the tangent of each Variable computed while it is active."""
     __slots__ = ('tangents', 'paused')
 

@@ -48,6 +48,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Variable, observing
 from dezero_kr.fileio import atomic_write
+from dezero_kr.hooks import Observer
 from dezero_kr.graph.dot import (DEFAULT_VALUE_LIMIT, breadth_first_walk, dot_graph, fmt_number,
                                  format_values, plot_dot_graph, require_renderer)
 
@@ -92,7 +93,7 @@ def _summary(v):
     return out
 
 
-class ForwardRecord:
+class ForwardRecord(Observer):
     """The Function calls seen inside ``record_forward()``, in the order they ran.
 
     ``calls``: list of ``(f, inputs, outputs, input summaries, output
@@ -134,7 +135,7 @@ def record_forward():
         yield record
 
 
-class _BackwardRecorder:
+class _BackwardRecorder(Observer):
     """Observer of one ``backward`` call: the popped functions, gradients and queue.
 
     Queue model: the engine pushes a function onto its heap when one of its
