@@ -18,7 +18,7 @@ from dezero_kr.layers import Layer  # noqa: E402,F401
 from dezero_kr.models import Model  # noqa: E402,F401
 from dezero_kr.datasets import Dataset  # noqa: E402,F401
 from dezero_kr.dataloaders import DataLoader, SeqDataLoader  # noqa: E402,F401
-from dezero_kr.static_graph import static_graph  # noqa: E402,F401
+from dezero_kr.define_and_run import static_graph  # noqa: E402,F401
 
 setup_variable()
 from dezero_kr import onnx  # noqa: E402,F401  (the exporter; the onnx package loads only in export)

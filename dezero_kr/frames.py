@@ -13,7 +13,7 @@ import traceback
 
 import numpy as np
 
-__all__ = ['is_internal', 'user_frames']
+__all__ = ['is_internal', 'user_frames', 'user_line']
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__)) + os.sep
@@ -44,3 +44,10 @@ def user_frames(limit, depth=1):
         frame = frame.f_back
     frames.reverse()
     return traceback.StackSummary.extract(frames, lookup_lines=False)
+
+
+def user_line(depth=1):
+    """``file:line`` of the innermost user frame, the walk starting ``depth`` frames above the
+    caller (as ``user_frames``); ``'<unknown>'`` when every frame is internal."""
+    found = user_frames(1, depth + 1)
+    return f'{found[0].filename}:{found[0].lineno}' if found else '<unknown>'

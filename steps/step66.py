@@ -43,7 +43,7 @@ import dezero_kr
 import dezero_kr.functions as F
 from dezero_kr.models import MLP
 from dezero_kr.optimizers import SGD
-from dezero_kr.static_graph import StaticGraphWarning
+from dezero_kr.define_and_run import StaticGraphWarning
 
 
 def make_model():

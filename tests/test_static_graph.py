@@ -17,7 +17,7 @@ import dezero_kr.functions as F
 import dezero_kr.layers as L
 from dezero_kr import Model, Parameter, Variable, optimizers as O
 from dezero_kr.models import MLP
-from dezero_kr.static_graph import StaticGraphError, StaticGraphWarning, static_graph
+from dezero_kr.define_and_run import StaticGraphError, StaticGraphWarning, static_graph
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

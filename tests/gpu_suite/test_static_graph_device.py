@@ -8,7 +8,7 @@ import pytest
 import dezero_kr.functions as F
 from dezero_kr import optimizers as O
 from dezero_kr.models import MLP
-from dezero_kr.static_graph import StaticGraphError, StaticGraphWarning, static_graph
+from dezero_kr.define_and_run import StaticGraphError, StaticGraphWarning, static_graph
 
 
 def _run(static, **options):

@@ -106,7 +106,6 @@ import ctypes
 import dis
 import functools
 import inspect
-import itertools
 import keyword
 import math
 import os
@@ -127,11 +126,10 @@ from dezero_kr import hooks as _hooks
 from dezero_kr import operators as _op
 from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import Config, Parameter, Variable, as_array
+from dezero_kr.frames import is_internal, user_line
 from dezero_kr.graph.dot import render_dot
 from dezero_kr.layers import Layer
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 
 class StaticGraphError(RuntimeError):
@@ -152,35 +150,13 @@ class _Unreplayable(Exception):
 _tracing = threading.local()  # .recorder: the active _Recorder of this thread, or absent
 
 
-_internal_files = {}  # co_filename -> True for dezero_kr's and NumPy's own files (cached)
-
-
-def _internal(filename):
-    known = _internal_files.get(filename)
-    if known is None:
-        path = os.path.abspath(filename)
-        known = _internal_files[filename] = (path.startswith(_PACKAGE_DIR) or path.startswith(_NUMPY_DIR)
-                                             or filename.startswith('<frozen'))
-    return known
-
-
-def _user_line(depth=2):
-    """``file:line`` of the innermost frame outside dezero_kr and NumPy (the user's code)."""
-    frame = sys._getframe(depth)
-    while frame is not None:
-        if not _internal(frame.f_code.co_filename):
-            return f'{frame.f_code.co_filename}:{frame.f_lineno}'
-        frame = frame.f_back
-    return '<unknown>'
-
-
 def _user_frame(depth):
     """The frame ``depth`` levels above the caller if it is user code (not dezero_kr's or
     NumPy's) and this thread is tracing; else None."""
     if getattr(_tracing, 'recorder', None) is None:
         return None
     frame = sys._getframe(depth + 1)
-    return None if _internal(frame.f_code.co_filename) else frame
+    return None if is_internal(frame.f_code.co_filename) else frame
 
 
 def _flag(frame, what, why='Python control flow or a number that depends on the data: a replay '
@@ -437,7 +413,7 @@ class _Recorder(_hooks.Observer):
         if self.host_depth or self.pass_ is not None:
             return  # inside a host call or a backward rule: replayed as a whole
         node = _Node(f, inputs, outputs)
-        node.line = _user_line(3)
+        node.line = user_line(2)
         self._check_rng(node)
         self.events.append(('node', node))
         self.nodes[id(f)] = node
@@ -488,7 +464,7 @@ class _Recorder(_hooks.Observer):
             node.draws = True
         else:
             self.fail(f'random numbers were drawn outside an operation before the '
-                      f'{type(node.f).__name__} called at {_user_line(3)} (a replay would reuse '
+                      f'{type(node.f).__name__} called at {user_line(2)} (a replay would reuse '
                       f'them); draw them inside a Function, or pass them as an argument')
 
     def on_backward(self, f, gys, gxs):
@@ -501,7 +477,7 @@ class _Recorder(_hooks.Observer):
         if create_graph or capture is not None or retain_grad:
             what = ('create_graph=True' if create_graph else 'autograd.grad' if capture is not None
                     else 'retain_grad=True')
-            self.fail(f'a backward pass with {what} at {_user_line(3)} (only first-order '
+            self.fail(f'a backward pass with {what} at {user_line(2)} (only first-order '
                       f'backward into .grad is replayed)')
         if self.pass_ is not None:
             self.fail('a backward pass started inside another one')
@@ -702,7 +678,7 @@ def _called_by(f, found, tops):
     if isinstance(f, type) or inspect.isroutine(f) or not inspect.isfunction(call):
         return []
     tops.append((f, 'self'))
-    return [] if _internal(call.__code__.co_filename) else [call]
+    return [] if is_internal(call.__code__.co_filename) else [call]
 
 
 def _defaults(func, found):
@@ -761,7 +737,7 @@ def _library(obj):
     path = getattr(obj, '__file__', None)
     if path is None:
         return obj.__name__ in sys.builtin_module_names
-    return _internal(path) or os.path.abspath(path).startswith(_LIBRARY_DIRS)
+    return is_internal(path) or os.path.abspath(path).startswith(_LIBRARY_DIRS)
 
 
 def _inside(obj, name, names):
@@ -847,7 +823,7 @@ def _walk_functions(funcs, found, tops, attrs, consts, seen):
     while funcs:
         func, depth = funcs.pop()
         code = getattr(func, '__code__', None)
-        if code is None or id(func) in seen or (depth and _internal(code.co_filename)):
+        if code is None or id(func) in seen or (depth and is_internal(code.co_filename)):
             continue
         seen.add(id(func))
         names, more_attrs, more_consts = _code_facts(code)
