@@ -24,8 +24,9 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.core import Function, Variable, no_grad, test_mode
 from dezero_kr.functions_math import linear
-from dezero_kr.functions_nn import (_labels_in_range, dropout, gelu, layer_norm, multi_head_attention,
-                                    relu, rms_norm, softmax_cross_entropy)
+from dezero_kr.functions_loss import labels_in_range
+from dezero_kr.functions_nn import (dropout, gelu, layer_norm, multi_head_attention, relu, rms_norm,
+                                    softmax_cross_entropy)
 from dezero_kr.graph import plot_dot_graph
 from dezero_kr.layers import Embedding, Layer, LayerNorm, Linear, RMSNorm
 from dezero_kr.operators import (add_tangents, as_grad, get_item, operands, reshape, scatter_grad,
@@ -269,7 +270,7 @@ class GPT(Layer):
         if ids.shape[1] > self.block_size:
             raise ValueError(f'GPT: idx has shape {ids.shape} (B, T) but T = {ids.shape[1]} is longer '
                              f'than block_size = {self.block_size}; crop it to idx[:, -{self.block_size}:]')
-        if ids.size and not _labels_in_range(ids, self.vocab_size):  # one reduction, one read
+        if ids.size and not labels_in_range(ids, self.vocab_size):  # one reduction, one read
             raise ValueError(f'GPT: token ids must be in [0, {self.vocab_size}), got values from '
                              f'{ids.min()} to {ids.max()} (idx shape {ids.shape})')
         return ids

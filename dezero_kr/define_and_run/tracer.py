@@ -120,6 +120,7 @@ import weakref
 import numpy as np
 
 from dezero_kr import core, cuda, modes, reverse_pass
+from dezero_kr import functions_activation, functions_loss
 from dezero_kr import functions_math as _fm
 from dezero_kr import functions_nn as _fnn
 from dezero_kr import hooks as _hooks
@@ -1565,7 +1566,7 @@ class _Plan:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
         self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
-        self.names.ns['_one_hot'], self.names.ns['_sum_exp'] = _fnn._one_hot, _fnn._sum_exp
+        self.names.ns['_one_hot'], self.names.ns['_sum_exp'] = functions_loss.one_hot, functions_activation.sum_exp
         self.fn_name = _identifier(getattr(tracer.fn, '__name__', 'step'))  # a lambda: 'lambda_'
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
@@ -2211,7 +2212,7 @@ def _templates():
         # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
         # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
         fm.Linear: (_linear_forward, _linear_grads),
-        # LayerNorm / RMSNorm of x alone over the last axis: functions_nn._Normalize's lines
+        # LayerNorm / RMSNorm of x alone over the last axis: functions_norm._Normalize's lines
         _fnn.LayerNorm: (_norm_forward, _norm_grads),
         _fnn.RMSNorm: (_norm_forward, _norm_grads),
         _fnn.SoftmaxCrossEntropy: (_softmax_ce_forward, _softmax_ce_grads),
@@ -2266,13 +2267,13 @@ def _softmax_ce_grads(f, g, x, y):
 
 
 def _heads(a, f):
-    """functions_nn._split_heads of a (B, T, 3C) array: q, k, v = [0], [1], [2] of the view."""
+    """functions_attention._split_heads of a (B, T, 3C) array: q, k, v = [0], [1], [2] of the view."""
     c3 = f.inputs[0].data.shape[2]
     return f'{a}.reshape({a}.shape[:2] + (3, {f.n_head}, {c3 // (3 * f.n_head)})).transpose((2, 0, 3, 1, 4))'
 
 
 def _attention_forward(node, x):
-    """MultiHeadAttention.forward's lines (functions_nn._attend and the head split and merge);
+    """MultiHeadAttention.forward's lines (functions_attention._attend and the head split and merge);
     ``@STATS`` is the kept P (B, H, T, T)."""
     f = node.f
     masked = [] if f.hidden is None else ['np.copyto(@STATS, -np.inf, where=@FN.hidden)']
@@ -2288,7 +2289,7 @@ def _attention_forward(node, x):
 
 
 def _attention_grads(f, g, x, y):
-    """MultiHeadAttention.backward: functions_nn._attention_vjp_packed's lines (dq, dk, dv
+    """MultiHeadAttention.backward: functions_attention._attention_vjp_packed's lines (dq, dk, dv
     multiplied into the column blocks of one (B, T, 3C) array)."""
     d = f.inputs[0].data.shape[2] // (3 * f.n_head)
     statements = [

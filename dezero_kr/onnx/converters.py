@@ -1,6 +1,7 @@
 """One converter per Function class, registered in ``registry`` (``mapping_table`` lists them)."""
 import numpy as np
 
+from dezero_kr import functions_activation as _act
 from dezero_kr import functions_conv as _conv
 from dezero_kr import functions_math as _fmath
 from dezero_kr import functions_nn as _nn
@@ -113,9 +114,9 @@ def _gelu(b, f, ins, outs):
     # u = ((x * x * a + 1) * x) * c;  y = (tanh(u) + 1) * x * 0.5
     dtype = _out_dtype(f)
     x = ins[0]
-    u = b.one('Mul', [b.one('Mul', [x, x]), b.const(np.asarray(_nn.GELU_A, dtype), hint='gelu_a')])
+    u = b.one('Mul', [b.one('Mul', [x, x]), b.const(np.asarray(_act.GELU_A, dtype), hint='gelu_a')])
     u = b.one('Add', [u, b.const(np.asarray(1, dtype), hint='one')])
-    u = b.one('Mul', [b.one('Mul', [u, x]), b.const(np.asarray(_nn.GELU_C, dtype), hint='gelu_c')])
+    u = b.one('Mul', [b.one('Mul', [u, x]), b.const(np.asarray(_act.GELU_C, dtype), hint='gelu_c')])
     t = b.one('Add', [b.one('Tanh', [u]), b.const(np.asarray(1, dtype), hint='one')])
     b.one('Mul', [b.one('Mul', [t, x]), b.const(np.asarray(0.5, dtype), hint='half')], outs[0])
 
