@@ -47,17 +47,17 @@ else:
 # =============================================================================
 def as_array(x, array_module=np):
     """Turn a NumPy scalar (what 0-d operations return) into a 0-d array, an ``np.matrix``
-    into a plain ndarray (see ``_plain_array``); anything else as is."""
+    into a plain ndarray (see ``plain_array``); anything else as is."""
     if x.__class__ is np.ndarray:  # the common case first: np.isscalar costs ~15 times this test
         return x
     if np.isscalar(x):
         return array_module.array(x)
     if isinstance(x, np.ndarray):
-        return _plain_array(x)
+        return plain_array(x)
     return x
 
 
-def _plain_array(data):
+def plain_array(data):
     """``data`` for a Variable: an ``np.matrix`` becomes a plain ndarray view.
 
     ``np.matrix`` redefines ``*`` as the matrix product (and keeps every result
@@ -103,7 +103,7 @@ class Variable:
     ``Variable(data, name=None)`` raises TypeError unless ``data`` is an
     ndarray or None (a number or a list says how to wrap it).  An ndarray
     ``np.matrix`` is kept as a plain ndarray view (its ``*`` would be a matrix
-    product); a masked array is a TypeError (see ``_plain_array``).
+    product); a masked array is a TypeError (see ``plain_array``).
     """
     # Four slots keep a Variable at 64 bytes: ``name`` (rarely set) lives in a
     # side table and ``generation`` is derived from ``creator``.
@@ -115,7 +115,7 @@ class Variable:
     def __init__(self, data, name=None):
         """Box ``data`` (ndarray or None) as a leaf named ``name``; TypeError for anything else."""
         if data.__class__ is not np.ndarray and data is not None:
-            data = _plain_array(data)
+            data = plain_array(data)
         self.data = data
         self.grad = None
         self.creator = None

@@ -17,21 +17,21 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import (array_sum, max_backward_shape, may_hold_nan, reshape_sum_backward,
                                    sum_to as _sum_to_array)
-from dezero_kr.core import Config, Function, Variable, _plain_array, array_types, as_array, as_variable
+from dezero_kr.core import Config, Function, Variable, plain_array, array_types, as_array, as_variable
 
 
 def _scalar_or_array(c, op):
     """A constant operand: Python scalars stay scalars, so NumPy's weak-scalar
     rule keeps the Variable's dtype (float32 * 2.5 is float32).  Anything else
     is a TypeError naming the operator ``op`` (``'+'``, ``'**'``, ...); an ndarray
-    subclass becomes a plain ndarray, a masked array a TypeError (``core._plain_array``)."""
+    subclass becomes a plain ndarray, a masked array a TypeError (``core.plain_array``)."""
     if isinstance(c, np.generic):  # first: np.float64 is a float, but not a weak scalar
         if c.dtype.kind in 'biufc':
             return c.item()
     elif isinstance(c, (bool, int, float, complex)):
         return c
     elif isinstance(c, array_types):
-        return c if c.__class__ is np.ndarray else _plain_array(c)  # np.matrix: elementwise *
+        return c if c.__class__ is np.ndarray else plain_array(c)  # np.matrix: elementwise *
     raise TypeError(f"unsupported operand type(s) for {op}: 'Variable' and '{type(c).__name__}' "
                     f"(expected a Variable, a numpy.ndarray or a Python number)")
 

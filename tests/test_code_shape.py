@@ -145,3 +145,32 @@ def test_the_repository_root_tracks_only_setup_and_the_front_page():
 @pytest.mark.parametrize('name', ['graph.dot', 'graph.png', 'graph.svg'])
 def test_plot_dot_graph_defaults_written_at_the_root_are_ignored(name):
     assert _git('check-ignore', name).strip() == name
+
+
+def _private_reaches(path):
+    """``module: name`` for each private name of another dezero_kr module that ``path`` uses:
+    ``from dezero_kr.x import _name``, or ``x._name`` on an imported dezero_kr module."""
+    tree = ast.parse(path.read_text(encoding='utf-8'))
+    modules, out = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or '').startswith('dezero_kr'):
+            for alias in node.names:
+                if alias.name.startswith('_'):
+                    out.append(f'{node.module}: {alias.name}')
+                elif f'{node.module}.{alias.name}' in MODULE_NAMES:
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith('dezero_kr.') and alias.asname:
+                    modules.add(alias.asname)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in modules and node.attr.startswith('_')
+                and not node.attr.startswith('__')):
+            out.append(f'{node.value.id}: {node.attr}')
+    return out
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    reaches = {code_report.module_label(p): _private_reaches(p) for p in MODULES}
+    assert {m: r for m, r in reaches.items() if r} == {}
