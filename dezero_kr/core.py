@@ -16,9 +16,11 @@ Read top to bottom:
    ``dezero_kr.operators``, which needs this module's classes first.
 
 Supporting detail lives next door and imports nothing from here:
-``dezero_kr.hooks`` (gradient hooks, and the observers through which forward
-mode and anomaly detection watch every operation) and ``dezero_kr.errors``
-(the error messages).  Each speed trick is explained where it is, with what
+``dezero_kr.modes`` (``Config`` and the modes of each thread),
+``dezero_kr.hooks`` (gradient hooks, and ``Observer``: the one extension
+point through which tools watch every operation; the engine names none of
+them) and ``dezero_kr.errors`` (the error messages).  The reverse pass is
+``dezero_kr.reverse_pass``, imported at the end like the operators.  Each speed trick is explained where it is, with what
 it saves on the ``bench/core_ops.py`` workload (an interleaved A/B against the
 code without it); docs/how_it_works.md tells the same story in Korean.
 """
@@ -63,8 +65,8 @@ def plain_array(data):
     ``np.matrix`` redefines ``*`` as the matrix product (and keeps every result
     2-D); its values are plain, so the view is exact and every operation gets
     NumPy's elementwise meaning.  Other subclasses keep their class: they keep
-    NumPy's operators (``np.memmap``), and ``static_graph`` marks a traced step's
-    arrays with one.  A masked array is refused (TypeError): the values under
+    NumPy's operators (``np.memmap``), and a tool may mark arrays with one (the
+    Define-and-Run tracer marks a traced step's arrays so).  A masked array is refused (TypeError): the values under
     its mask would take part in gradients that ignore the mask.  Anything that
     is not an array is a TypeError (``errors.not_an_array``).
     """
@@ -218,7 +220,7 @@ class Variable:
     def cleargrad(self):
         """Forget the gradient (``grad = None``); leaf gradients accumulate until this is called."""
         self.grad = None
-        if _hooks.observed:  # static_graph records it (one global test per parameter and step)
+        if _hooks.observed:  # an observer may record it (one global test per parameter and step)
             for observer in list(_hooks.observers()):
                 observer.on_cleargrad(self)
 
@@ -457,14 +459,14 @@ class Function:
 
     An instance is one node of the graph: call it once (``Exp()(x)``).  A
     second recorded call overwrites what the first one saved; backprop then
-    raises a RuntimeError saying so, and inside ``detect_anomaly()`` the
-    second call itself raises (checking every call outside it would cost
-    the hot path a failed slot lookup per operation).
+    raises a RuntimeError saying so.  An observer may catch the second call
+    itself (``Observer.on_forward``); checking every call here would cost the
+    hot path a failed slot lookup per operation.
 
     ``backward_reads_values``: False for an op whose backward uses only
     shapes and constants, never the values of its inputs or outputs (add,
-    reshape, sum, ...): ``detect_anomaly()`` then checks only their shapes
-    when it looks for arrays changed in place between forward and backward.
+    reshape, sum, ...): a tool that looks for arrays changed in place between
+    forward and backward (an ``Observer``) need then check only their shapes.
     """
     __slots__ = ('inputs', 'outputs', 'generation', 'output_specs')
     backward_reads_values = True
@@ -532,7 +534,7 @@ class Function:
         raise NotImplementedError(f'{type(self).__name__}.backward is not implemented')
 
     def jvp(self, *tangents):
-        """Forward mode (``dezero_kr.autograd.jvp``): one tangent per input in (None = zero),
+        """Forward mode (the Jacobian-vector product): one tangent per input in (None = zero),
         one per output out, dy = J dx, written with the same operations."""
         raise NotImplementedError(f'{type(self).__name__}.jvp (forward mode) is not implemented')
 

@@ -67,7 +67,7 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
     ``capture=None`` (``Variable.backward``): leaf gradients are accumulated
     into ``.grad`` (see ``store_leaf_grads``).  ``capture`` a dict:
     gradients of the Variables it names are stored in it, and no ``.grad``
-    is touched (``autograd.grad``).  Runs with ``Config.enable_backprop =
+    is touched (what a functional ``grad`` needs).  Runs with ``Config.enable_backprop =
     create_graph`` in this thread only.  A ``backward`` that returns the
     wrong number of gradients is a ValueError, one of the wrong shape or type
     a ValueError / TypeError naming the Function and the input; a Function
@@ -163,7 +163,7 @@ def _warn_grad_cycle(run):
     peaks at about 0.5 MiB over 10,000 iterations with ``gc`` on (freed in bursts),
     and holds 63 MiB with ``gc`` off.  So the warning is shown only while ``gc`` is
     disabled, where each cycle stays until ``cleargrad()``, or inside
-    an observer with ``reports_grad_cycles`` (``detect_anomaly()``).
+    an observer with ``reports_grad_cycles``.
     """
     global _grad_cycle_warned
     if gc.isenabled() and not any(o.reports_grad_cycles for o in run.observers):
@@ -198,7 +198,7 @@ def _arrived(y, gy, run):
     """``y``'s gradient ``gy`` is complete: run its hooks, keep it where asked, return it.
 
     It goes to ``y.grad`` with ``retain_grad`` or ``y.retain_grad()`` (never
-    while capturing: ``autograd.grad`` touches no ``.grad``), to ``capture`` if
+    while capturing: a capturing pass touches no ``.grad``), to ``capture`` if
     named.  An array kept or returned by a hook is added to ``run.shared``: a
     leaf it flows into unchanged gets a copy.
     """

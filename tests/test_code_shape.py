@@ -174,3 +174,22 @@ def _private_reaches(path):
 def test_no_module_reaches_into_another_modules_private_names():
     reaches = {code_report.module_label(p): _private_reaches(p) for p in MODULES}
     assert {m: r for m, r in reaches.items() if r} == {}
+
+
+ENGINE = ('core.py', 'modes.py', 'reverse_pass.py', 'hooks.py', 'errors.py')
+TOOLS = ('autograd', 'anomaly', 'static_graph', 'define_and_run', 'onnx', 'distributed',
+         'backprop_view', 'grad_clip', 'optimizers')
+
+
+@pytest.mark.parametrize('module', ENGINE[:3])
+def test_the_engine_names_no_tool(module):
+    """core, modes and reverse_pass know the tools only as Observers: no tool's name in code,
+    comments or docstrings (hooks.py, the extension point, lists its users as examples)."""
+    text = (ROOT / 'dezero_kr' / module).read_text(encoding='utf-8')
+    assert [t for t in TOOLS if t in text] == []
+
+
+@pytest.mark.parametrize('module', ENGINE)
+def test_the_engine_imports_no_tool(module):
+    imported = _module_imports(ROOT / 'dezero_kr' / module)
+    assert [m for m in imported if any(t in m for t in TOOLS)] == []
