@@ -83,7 +83,7 @@ KERNEL_SECTION = '## 커널에 따라 달라지는 숫자'
 
 
 def kernel_table():
-    """{run label: {kernel: value as printed}} from docs/examples.md's table of results per kernel."""
+    """{run label: {kernel: value as printed}}: docs/examples.md's table of results per kernel."""
     text = EXAMPLES_PAGE.read_text(encoding='utf-8')
     section = text.split(KERNEL_SECTION, 1)[1].split('\n## ', 1)[0]
     rows = [[cell.strip() for cell in line.strip().strip('|').split(' | ')]

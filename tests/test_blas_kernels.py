@@ -24,7 +24,8 @@ from _subproc import ROOT, python_env
 
 # The tests the issue was about: the second run must have run each of these.
 MUST_RUN = ('test_digits_mlp_plain_and_other_seeds', 'test_digits_mlp_reaches_95_percent',
-            'test_accuracy_in_the_summary_table_and_the_text')
+            'test_accuracy_in_the_summary_table_and_the_text', 'test_step_output_matches_golden',
+            'test_default_config_beats_the_unigram_baseline')
 
 
 @pytest.mark.parametrize('machine, features, current, preset, expected', [
@@ -56,7 +57,7 @@ def marked_files():
 
 def test_the_number_tests_are_where_the_issue_found_them():
     assert {p.name for p in marked_files()} >= {'test_doc_numbers.py', 'test_examples.py',
-                                                'test_steps.py'}
+                                                'test_steps.py', 'test_transformer.py'}
 
 
 def inner_run(kernel, tmp_path):

@@ -23,13 +23,14 @@ always run; the longer ones (``digits_mlp.py --plain`` and seeds 1-5,
 ``slow``.  ``digits_mlp.py``'s seed-0 result and ``demo.py``'s numbers are
 checked where tests/test_examples.py already runs them.
 """
+import os
 import re
 import subprocess
 import sys
 
 import pytest
 
-from _kernels import assert_measured, kernel_table, spread
+from _kernels import assert_measured, kernel_table, spread, this_machines_second_kernel
 from _subproc import ROOT, python_env
 
 sys.path.insert(0, str(ROOT / 'tools'))
@@ -64,6 +65,8 @@ def test_every_quoted_run_is_in_the_kernel_table_and_measured_by_the_tool():
     kernels = [list(row) for row in table.values()]
     assert all(k == kernels[0] for k in kernels) and {'Haswell', 'SkylakeX'} <= set(kernels[0])
     assert all(re.fullmatch(r'\d\.\d+', v) for row in table.values() for v in row.values())
+    # the page's table is the tool's output, as printed (so a rerun of the tool replaces it whole)
+    assert blas_kernels.markdown(table) in page()
 
 
 @pytest.mark.blas_numbers
@@ -243,3 +246,17 @@ def test_stage5_rnn_paragraph_quotes_tools_rnn_spikes(tmp_path):
     assert ('$0.036 \\to 0.171 \\to 0.046$으로' in text
             and [f'{loss:.3g}' for loss, _ in clip] == ['0.0365', '0.171', '0.0461'])
     assert clip[1][0] > 4 * clip[0][0]  # clipping leaves the jump
+
+
+@pytest.mark.blas_numbers
+def test_the_kernel_tool_measures_each_kernel_that_runs_once(monkeypatch):
+    # tools/blas_kernels.py, shortened to its first run: a kernel asked for twice is one column,
+    # named by what threadpoolctl reports (a preset OPENBLAS_CORETYPE is asked for as it is)
+    kernel = this_machines_second_kernel() or os.environ['OPENBLAS_CORETYPE']
+    monkeypatch.setattr(blas_kernels, 'RUNS', blas_kernels.RUNS[:1])
+    ran = blas_kernels.kernel_that_runs(blas_kernels.environment(kernel))
+    table, notes = blas_kernels.measure([kernel, kernel])
+    assert list(table) == ['spiral_mlp.py'] and list(table['spiral_mlp.py']) == [ran]
+    replaced = [] if ran.lower() == kernel.lower() else [f'OPENBLAS_CORETYPE={kernel} runs {ran}']
+    assert notes == replaced * 2
+    assert blas_kernels.markdown(table).splitlines()[0] == f'| 실행 | {ran} |'

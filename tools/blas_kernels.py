@@ -66,7 +66,7 @@ def environment(kernel=None, base=None):
 
 
 def kernel_that_runs(env):
-    """The BLAS architecture a Python started with ``env`` reports (threadpoolctl), e.g. 'Haswell'."""
+    """The BLAS architecture a Python started with ``env`` reports (threadpoolctl): 'Haswell'."""
     proc = subprocess.run([sys.executable, '-c', KERNEL_PROBE], env=env, capture_output=True,
                           text=True, timeout=120)
     if proc.returncode != 0:
@@ -75,7 +75,7 @@ def kernel_that_runs(env):
 
 
 def run_example(script, args=(), ranks=1, *, cwd, env):
-    """stdout of ``examples/<script> --no-progress <args>`` (under ``mpiexec -n ranks`` when > 1)."""
+    """stdout of ``examples/<script> --no-progress <args>`` (``mpiexec -n ranks`` when > 1)."""
     command = [sys.executable, str(EXAMPLES / script), '--no-progress', *args]
     if ranks > 1:
         from dezero_kr import distributed
