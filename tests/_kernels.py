@@ -20,13 +20,17 @@ ARM64_CHOICES = (('NEOVERSEN1', 'asimd'), ('ARMV8', None))
 
 
 def current_kernel():
-    """The architecture the loaded BLAS reports (threadpoolctl), e.g. 'SkylakeX'."""
+    """The architecture the loaded BLAS reports (threadpoolctl), e.g. 'SkylakeX'.
+
+    A BLAS that names no architecture (MKL, Accelerate) gives its internal API
+    name ('mkl'), no BLAS at all 'unknown': never a column of the page's table.
+    """
     import numpy  # noqa: F401  (loads the BLAS library that threadpoolctl reads)
     import threadpoolctl
-    found = [i.get('architecture') for i in threadpoolctl.threadpool_info()
-             if i.get('user_api') == 'blas']
-    assert found and found[0], f'threadpoolctl reports no BLAS architecture: {found}'
-    return found[0]
+    for info in threadpoolctl.threadpool_info():
+        if info.get('user_api') == 'blas':
+            return info.get('architecture') or info.get('internal_api') or 'unknown'
+    return 'unknown'
 
 
 def cpu_features(cpuinfo=Path('/proc/cpuinfo')):
