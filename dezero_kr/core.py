@@ -583,8 +583,10 @@ def _record_outputs(f, inputs, ys, generation):
 # both classes exist, closes that loop without patching operators onto the
 # class.  The names are also DeZero's ``dezero.core`` exports.
 from dezero_kr.operators import (  # noqa: E402,F401
-    Add, AddConstant, BroadcastTo, Div, DivConstant, GetItem, GetItemGrad, MatMul, Max, Min, Mul,
-    MulConstant, Neg, Pow, PowVariable, RDivConstant, RPow, RSubConstant, Reshape, Sub, SubConstant,
-    Sum, SumTo, Transpose, add, broadcast_to, div, get_item, matmul, max, min, mul, neg, pow, rdiv,
-    reshape, rpow, rsub, sub, sum, sum_to, transpose)
+    Add, AddConstant, BroadcastTo, Div, DivConstant, Mul, MulConstant, Neg, Pow, PowVariable,
+    RDivConstant, RPow, RSubConstant, Sub, SubConstant, SumTo, add, broadcast_to, div, mul, neg,
+    pow, rdiv, rpow, rsub, sub, sum_to)
+from dezero_kr.operators_shape import (  # noqa: E402,F401
+    GetItem, GetItemGrad, MatMul, Max, Min, Reshape, Sum, Transpose, get_item, matmul, max, min,
+    reshape, sum, transpose)
 from dezero_kr.reverse_pass import backprop  # noqa: E402  (the reverse pass needs the classes above)

@@ -3,8 +3,9 @@
 This file only gathers names; each operation lives in the module of its concern:
 
 =====================  ===========================================================
-``operators``          arithmetic (add sub mul div neg pow rpow), matmul, reshape,
-                       transpose, get_item, sum, sum_to, broadcast_to, max, min, log
+``operators``          arithmetic (add sub mul div neg pow rpow), sum_to, broadcast_to,
+                       log
+``operators_shape``    matmul, reshape, transpose, get_item, sum, max, min
 ``functions_math``     sin cos tan tanh exp sqrt abs clip maximum minimum where,
                        expand_dims flatten concat stack, average/mean, linear
 ``functions_nn``       sigmoid relu leaky_relu gelu softmax log_softmax, losses
@@ -17,11 +18,12 @@ This file only gathers names; each operation lives in the module of its concern:
 """
 from dezero_kr.core import Function, Variable, as_array, as_variable  # noqa: F401 (DeZero's F has them)
 from dezero_kr.operators import (  # noqa: F401
-    Add, AddConstant, BroadcastTo, Div, DivConstant, GetItem, GetItemGrad, MatMul, Max, Min, Mul,
-    MulConstant, Neg, Pow, PowVariable, RDivConstant, RPow, RSubConstant, Reshape, Sub, SubConstant,
-    Sum, SumTo, Transpose,
-    add, broadcast_to, div, get_item, matmul, max, min, mul, neg, pow, rdiv, reshape, rpow, rsub,
-    sub, sum, sum_to, transpose)
+    Add, AddConstant, BroadcastTo, Div, DivConstant, Mul, MulConstant, Neg, Pow, PowVariable,
+    RDivConstant, RPow, RSubConstant, Sub, SubConstant, SumTo, add, broadcast_to, div, mul, neg,
+    pow, rdiv, rpow, rsub, sub, sum_to)
+from dezero_kr.operators_shape import (  # noqa: F401
+    GetItem, GetItemGrad, MatMul, Max, Min, Reshape, Sum, Transpose, get_item, matmul, max, min,
+    reshape, sum, transpose)
 from dezero_kr.functions_math import (  # noqa: F401
     Abs, Clip, Concat, Cos, Exp, Linear, Log, Maximum, Minimum, Sin, Sqrt, Tan, Tanh, Where,
     abs, average, clip, concat, cos, exp, expand_dims, flatten, linear, linear_simple, log, maximum,

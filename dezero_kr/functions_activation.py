@@ -8,7 +8,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, widen
 from dezero_kr.core import Config, Function, Variable, as_variable
-from dezero_kr.operators import Elementwise, as_grad, operands, sum
+from dezero_kr.operators import Elementwise, as_grad, operands
+from dezero_kr.operators_shape import sum
 from dezero_kr.functions_math import Masking, exp, tanh
 
 

@@ -8,7 +8,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, widen
 from dezero_kr.core import Function, Variable, as_variable
-from dezero_kr.operators import add_tangents, as_grad, cached_or_rebuilt, get_item, matmul, operands
+from dezero_kr.operators import add_tangents, as_grad, cached_or_rebuilt, operands
+from dezero_kr.operators_shape import get_item, matmul
 from dezero_kr.functions_math import stack
 from dezero_kr.functions_activation import in_float32, masked_fill, softmax, sum_exp
 

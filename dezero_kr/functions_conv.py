@@ -26,8 +26,8 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import get_conv_outsize, get_deconv_outsize, may_hold_nan, pair
 from dezero_kr.core import Function
 from dezero_kr.core import as_variable  # noqa: F401  (DeZero's functions_conv exports it)
-from dezero_kr.operators import (add_tangents, broadcast_to, max as _max, recording, reshape,
-                                 scatter_add, sum as _sum, transpose)
+from dezero_kr.operators import add_tangents, broadcast_to, recording
+from dezero_kr.operators_shape import max as _max, reshape, scatter_add, sum as _sum, transpose
 from dezero_kr.functions_math import linear
 
 

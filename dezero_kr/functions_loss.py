@@ -7,7 +7,8 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, widen
 from dezero_kr.core import Function, Variable, as_variable, no_grad
-from dezero_kr.operators import add_tangents, as_grad, operands, reshape, sum
+from dezero_kr.operators import add_tangents, as_grad, operands
+from dezero_kr.operators_shape import reshape, sum
 from dezero_kr.functions_math import clip, log
 from dezero_kr.functions_activation import sigmoid, sigmoid_array, softmax
 

@@ -14,9 +14,9 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import may_hold_nan
 from dezero_kr.core import Constant, Function, Variable, as_variable
-from dezero_kr.operators import (BinaryElementwise, Elementwise, Log, add_tangents,  # noqa: F401
-                                 as_grad, broadcast_to, log, matmul, operands, reshape,
-                                 sum, transpose)
+from dezero_kr.operators import (  # noqa: F401
+    BinaryElementwise, Elementwise, Log, add_tangents, as_grad, broadcast_to, log, operands)
+from dezero_kr.operators_shape import matmul, reshape, sum, transpose  # noqa: F401
 
 # NumPy's own exception for a bad axis (a ValueError and an IndexError); moved in NumPy 2.
 _AxisError = getattr(np, 'exceptions', np).AxisError

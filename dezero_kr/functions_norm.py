@@ -7,7 +7,9 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, sum_to as _sum_to_array, widen
 from dezero_kr.core import Config, Function, Variable, as_variable, state_lock
-from dezero_kr.operators import add_tangents, as_grad, broadcast_to, cached_or_rebuilt, operands, reshape, sum_to
+from dezero_kr.operators import (
+    add_tangents, as_grad, broadcast_to, cached_or_rebuilt, operands, sum_to)
+from dezero_kr.operators_shape import reshape
 from dezero_kr.functions_math import mean
 from dezero_kr.functions_activation import in_float32
 

@@ -29,8 +29,8 @@ from dezero_kr.functions_nn import (dropout, gelu, layer_norm, multi_head_attent
                                     softmax_cross_entropy)
 from dezero_kr.graph import plot_dot_graph
 from dezero_kr.layers import Embedding, Layer, LayerNorm, Linear, RMSNorm
-from dezero_kr.operators import (add_tangents, as_grad, get_item, operands, reshape, scatter_grad,
-                                 transpose)
+from dezero_kr.operators import add_tangents, as_grad, operands
+from dezero_kr.operators_shape import get_item, reshape, scatter_grad, transpose
 
 __all__ = ['CausalSelfAttention', 'MLP', 'TransformerBlock', 'GPT', 'MICROGPT', 'make_norm']
 

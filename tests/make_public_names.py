@@ -52,7 +52,7 @@ def public_names(module, stem):
         if isinstance(origin, str) and (isinstance(value, type) or callable(value)) and not (
                 origin == module.__name__ or (own and origin.startswith('dezero_kr'))):
             continue
-        if not own and value is getattr(core, name, None):
+        if not own and value is getattr(core, name, None) and origin != module.__name__:
             continue  # the engine's Config seen through another module
         names.append(name)
     return sorted(names)

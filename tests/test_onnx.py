@@ -204,7 +204,7 @@ def test_a_slice_computed_from_the_batch_is_refused_naming_the_index(tmp_path):
     with pytest.raises(dx.ExportError) as e:
         dx.export(BATCH_ARITHMETIC['slice to half the batch'], randn(4, 6), tmp_path / 'm.onnx')
     assert str(e.value) == (
-        'export: GetItem (dezero_kr.operators) has the index [slice(None, 2, None)] for batch 4 but '
+        'export: GetItem (dezero_kr.operators_shape) has the index [slice(None, 2, None)] for batch 4 but '
         '[slice(None, 5, None)] for batch 10: the forward computed it from the input.\n'
         '  where: GetItem((4, 6) float32) -> (2, 6) float32 -> MulConstant -> (2, 6) float32 = '
         'model output #0\n'
@@ -217,7 +217,7 @@ def test_a_reshape_to_a_dimension_computed_from_the_batch_is_refused_naming_the_
     with pytest.raises(dx.ExportError) as e:
         dx.export(BATCH_ARITHMETIC['reshape to half the batch'], randn(4, 6), tmp_path / 'm.onnx')
     assert str(e.value) == (
-        'export: Reshape (dezero_kr.operators) has an output of shape (2, 12) for batch 4, '
+        'export: Reshape (dezero_kr.operators_shape) has an output of shape (2, 12) for batch 4, '
         '(2, 15) for batch 5 and (5, 12) for batch 10: axis 0 (2, 2, 5) is not k * batch + c, so '
         'the forward computed it from the batch size by Python arithmetic (x.shape[0] // 2) that '
         'the file cannot repeat for another batch.\n'

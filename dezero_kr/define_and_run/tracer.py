@@ -125,6 +125,7 @@ from dezero_kr import functions_math as _fm
 from dezero_kr import functions_nn as _fnn
 from dezero_kr import hooks as _hooks
 from dezero_kr import operators as _op
+from dezero_kr import operators_shape as _shape
 from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import Config, Parameter, Variable, as_array
 from dezero_kr.frames import is_internal, user_line
@@ -2207,7 +2208,7 @@ def _templates():
         _fnn.ReLU: (lambda n, x: f'np.maximum({x[0]}, 0)',
                     lambda f, g, x, y: [(0, f'_mask_grad({g}, {x[0]} > 0)')]),
         # shapes are constants of the plan (its guards fix them)
-        op.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
+        _shape.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
                      lambda f, g, x, y: [(0, f'{g}.reshape({x[0]}.shape)')]),
         # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
         # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
@@ -2360,7 +2361,7 @@ def _templatable(node):
     if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,) of one dtype (else its rule rounds: called)
         return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1) and all(
             a.dtype == arrays[0].dtype for a in arrays)
-    if cls is _op.Reshape:
+    if cls is _shape.Reshape:
         return True
     if cls in (_fnn.LayerNorm, _fnn.RMSNorm):  # x alone, float32/64 (float16 is widened there)
         return len(arrays) == 2 and _norm_templatable(node.f, arrays)

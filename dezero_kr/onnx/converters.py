@@ -6,6 +6,7 @@ from dezero_kr import functions_conv as _conv
 from dezero_kr import functions_math as _fmath
 from dezero_kr import functions_nn as _nn
 from dezero_kr import operators as _ops
+from dezero_kr import operators_shape as _shape
 from dezero_kr import transformer as _tf
 from dezero_kr.onnx.registry import INT64_MAX, INT64_MIN, register
 
@@ -55,7 +56,7 @@ for _cls, _op, _first in ((_ops.AddConstant, 'Add', False), (_ops.SubConstant, '
     register(_cls, f'{_op} (constant {"first" if _first else "second"})')(_with_constant(_op, _first))
 
 
-@register(_ops.MatMul, 'MatMul')
+@register(_shape.MatMul, 'MatMul')
 def _matmul(b, f, ins, outs):
     b.one('MatMul', ins, outs[0])
 
@@ -141,29 +142,29 @@ def _check_int_axis(b, axis, op):
 # =============================================================================
 # Converters: shapes, indexing, reductions
 # =============================================================================
-@register(_ops.Reshape, 'Reshape')
+@register(_shape.Reshape, 'Reshape')
 def _reshape(b, f, ins, outs):
     b.reshape(ins[0], b.out_dims(), outs[0])
 
 
-@register(_ops.Transpose, 'Transpose')
+@register(_shape.Transpose, 'Transpose')
 def _transpose(b, f, ins, outs):
     ndim = f.inputs[0].ndim
     axes = range(ndim)[::-1] if f.axes is None else [a % ndim for a in f.axes]
     b.one('Transpose', ins, outs[0], perm=[int(a) for a in axes])
 
 
-@register(_ops.Sum, 'ReduceSum')
+@register(_shape.Sum, 'ReduceSum')
 def _sum(b, f, ins, outs):
     b.reduce('ReduceSum', ins[0], _axes(f.axis, f.inputs[0].ndim), f.keepdims, outs[0])
 
 
-@register(_ops.Max, 'ReduceMax')
+@register(_shape.Max, 'ReduceMax')
 def _max(b, f, ins, outs):
     b.reduce('ReduceMax', ins[0], _axes(f.axis, f.inputs[0].ndim), f.keepdims, outs[0])
 
 
-@register(_ops.Min, 'ReduceMin')
+@register(_shape.Min, 'ReduceMin')
 def _min(b, f, ins, outs):
     b.reduce('ReduceMin', ins[0], _axes(f.axis, f.inputs[0].ndim), f.keepdims, outs[0])
 
@@ -195,10 +196,10 @@ def _concat(b, f, ins, outs):
           axis=int(f.axis))
 
 
-@register(_ops.GetItem, 'Slice + Reshape (basic index), Gather (an int array on one axis)')
+@register(_shape.GetItem, 'Slice + Reshape (basic index), Gather (an int array on one axis)')
 def _get_item(b, f, ins, outs):
     items = f.slices if isinstance(f.slices, tuple) else (f.slices,)
-    if _ops.is_basic_index(items):
+    if _shape.is_basic_index(items):
         for f2, n2 in zip(b.f2s, b.batches[1:]):
             if repr(f2.slices) != repr(f.slices):
                 items2 = f2.slices if isinstance(f2.slices, tuple) else (f2.slices,)
