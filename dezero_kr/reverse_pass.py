@@ -12,7 +12,8 @@ recursion: a million-node chain works.  The pass chooses its loop once:
   (``_arrived``: hooks, ``retain_grad``, ``capture``) and every observer sees
   each step.
 
-Both add the input gradients with ``_add_input_grads``.  What is left at the
+Both add the input gradients the same way (``_add_input_grads``; the plain
+loop writes it out, see its docstring).  What is left at the
 end belongs to leaves (``store_leaf_grads``).  This module is imported by the
 last lines of ``core`` (``Variable.backward`` calls ``backprop``), after the
 classes it needs exist.
@@ -102,7 +103,13 @@ def backprop(grads, retain_grad=False, create_graph=False, capture=None):
 
 def _plain_loop(heap, seen, tie, grads, run):
     """The reverse pass that nobody watches: per Function, its outputs' gradients in, its
-    inputs' gradients added (one loop, no helper call on a single-output node)."""
+    inputs' gradients added.
+
+    Speed trick: what ``_add_input_grads`` does is written out here, as one loop with no
+    helper call on a single-output node: the call cost ~5 % of core_ops backward (2.75-2.79 ->
+    2.89 us/op, two alternating rounds against the loop written out, which measured 2.73-2.77).
+    """
+    create_graph = run.create_graph
     while heap:
         f = heapq.heappop(heap)[2]
         outputs = f.outputs
@@ -113,7 +120,21 @@ def _plain_loop(heap, seen, tie, grads, run):
             gxs = f.backward(gy)
         else:
             gxs = f.backward(*_output_grads(f, grads, run))
-        _add_input_grads(f, gxs, grads, heap, seen, tie, run.create_graph)
+        gxs = gxs if gxs.__class__ is tuple else (gxs,)
+        inputs = f.inputs
+        if len(gxs) != len(inputs):
+            raise wrong_gradient_count(f, len(gxs))
+        for x, gx in zip(inputs, gxs):
+            if gx is None:
+                continue
+            if gx.__class__ is not Variable or gx.data.shape != x.data.shape:
+                gx = _checked(f, gx, x)
+            g = grads.get(x)
+            grads[x] = gx if g is None else (g + gx if create_graph else Variable(as_array(g.data + gx.data)))
+            c = x.creator
+            if c not in seen:  # pushed once however many of its outputs are used
+                seen.add(c)
+                heapq.heappush(heap, (-c.generation, next(tie), c))
 
 
 def _observed_loop(heap, seen, tie, grads, run):
@@ -128,6 +149,12 @@ def _observed_loop(heap, seen, tie, grads, run):
             observer.on_backward(f, gys, gxs)
 
 
+def _checked(f, gx, x):
+    """``gx`` as the gradient Variable of ``f``'s input ``x``, or the error naming both."""
+    return check_grad(gx, x, f'{type(f).__name__}.backward: the gradient for its '
+                             f'input #{f.inputs.index(x)}')
+
+
 def _add_input_grads(f, gxs, grads, heap, seen, tie, create_graph):
     """Check ``f``'s input gradients ``gxs`` (one per input), add each into its input's running
     total in ``grads`` and queue the input's creator once; return them as a tuple."""
@@ -139,8 +166,7 @@ def _add_input_grads(f, gxs, grads, heap, seen, tie, create_graph):
         if gx is None:
             continue
         if gx.__class__ is not Variable or gx.data.shape != x.data.shape:
-            gx = check_grad(gx, x, f'{type(f).__name__}.backward: the gradient for its '
-                                   f'input #{inputs.index(x)}')
+            gx = _checked(f, gx, x)
         g = grads.get(x)
         grads[x] = gx if g is None else (g + gx if create_graph else Variable(as_array(g.data + gx.data)))
         # The seen set (hashed by identity) pushes each function once, however many of its
