@@ -8,6 +8,7 @@ import pytest
 import dezero_kr.functions_nn as N
 import dezero_kr
 import dezero_kr.functions
+from dezero_kr import functions_norm
 from dezero_kr import Config, Variable, using_config
 from dezero_kr.functions_math import linear
 from _checks import check_backward, check_double_backward
@@ -513,7 +514,7 @@ def test_batch_norm_float32_and_shape_errors():
 
 def test_batch_nrom_alias_warns_once():
     args = (np.ones((2, 3)), np.ones(3), np.zeros(3), np.zeros(3), np.ones(3))
-    N._batch_nrom_warned = False
+    functions_norm._batch_nrom_warned = False
     with pytest.warns(DeprecationWarning, match='batch_nrom is a misspelling'):
         y = N.batch_nrom(*args)
     with warnings.catch_warnings():

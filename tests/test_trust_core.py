@@ -13,6 +13,7 @@ import pytest
 import dezero_kr.functions as F
 from dezero_kr import Function, Variable, autograd
 from dezero_kr import core as C
+from dezero_kr import reverse_pass as RP
 from dezero_kr.autograd import AnomalyError, detect_anomaly, jacobian
 
 from _checks import check_backward, numeric_grad
@@ -295,7 +296,7 @@ def test_register_hook_refuses_a_non_callable_at_once():
     x = _v(1, 2)
     with pytest.raises(TypeError, match=r'register_hook: the hook must be callable.*got int 5'):
         x.register_hook(5)
-    assert x not in C._variable_hooks  # nothing half-registered
+    assert x not in C.variable_hooks  # nothing half-registered
 
 
 def test_a_function_instance_called_twice_is_an_error_at_backward():
@@ -392,18 +393,18 @@ def test_anomaly_mode_accepts_changes_a_backward_does_not_read():
 def test_create_graph_on_leaves_is_quiet_while_gc_collects_cycles(monkeypatch):
     # leaf -> .grad -> graph -> leaf is freed by Python's cycle collector (measured in
     # tests/test_grad_cycle.py), so the learner's create_graph code prints nothing.
-    monkeypatch.setattr(C, '_grad_cycle_warned', False)
+    monkeypatch.setattr(RP, '_grad_cycle_warned', False)
     assert gc.isenabled()
     with warnings.catch_warnings():
         warnings.simplefilter('error')
         x = _v(1.0, 2.0)
         F.sum(x * x * x).backward(create_graph=True)
         assert x.grad.creator is not None  # the cycle is there
-    assert C._grad_cycle_warned is False
+    assert RP._grad_cycle_warned is False
 
 
 def test_create_graph_on_leaves_warns_once_with_gc_disabled(monkeypatch):
-    monkeypatch.setattr(C, '_grad_cycle_warned', False)
+    monkeypatch.setattr(RP, '_grad_cycle_warned', False)
     x = _v(1.0, 2.0)
     gc.disable()
     try:
@@ -419,7 +420,7 @@ def test_create_graph_on_leaves_warns_once_with_gc_disabled(monkeypatch):
 
 
 def test_create_graph_on_leaves_warns_inside_detect_anomaly(monkeypatch):
-    monkeypatch.setattr(C, '_grad_cycle_warned', False)
+    monkeypatch.setattr(RP, '_grad_cycle_warned', False)
     x = _v(1.0, 2.0)
     with detect_anomaly():
         with pytest.warns(UserWarning, match=r'reference cycle.*detect_anomaly\(\) is on'):
@@ -427,7 +428,7 @@ def test_create_graph_on_leaves_warns_inside_detect_anomaly(monkeypatch):
 
 
 def test_no_cycle_warning_where_there_is_no_cycle(monkeypatch):
-    monkeypatch.setattr(C, '_grad_cycle_warned', False)
+    monkeypatch.setattr(RP, '_grad_cycle_warned', False)
     gc.disable()  # where a cycle would warn
     try:
         with warnings.catch_warnings():
@@ -438,7 +439,7 @@ def test_no_cycle_warning_where_there_is_no_cycle(monkeypatch):
             assert g.creator is not None
     finally:
         gc.enable()
-    assert C._grad_cycle_warned is False
+    assert RP._grad_cycle_warned is False
 
 
 def test_anomaly_mode_catches_a_nan_returned_by_a_hook_on_a_leaf():
