@@ -118,11 +118,23 @@ def add_tangents(a, b):
     return a + b
 
 
+def _times_slope(g, slope):
+    """``g`` times an elementwise slope: one factor, or a tuple of factors multiplied in
+    from the left (``(g * a) * b``, the grouping of a rule written ``gy * a * b``)."""
+    if type(slope) is tuple:
+        for factor in slope:
+            g = g * factor
+        return g
+    return g * slope
+
+
 class Elementwise(Function):
     """Base of the one-input elementwise ops y = f(x): a subclass gives
     ``forward`` and ``_slope(x, y)``, the derivative f'(x) computed from the
     operands x and y (arrays, or Variables while a graph is recorded); the
-    slope broadcasts to y's shape.
+    slope broadcasts to y's shape.  It may be a tuple of factors whose product
+    is f'(x): they multiply the gradient one by one, from the left (sigmoid's
+    ``(gy * y) * (1 - y)``, DeZero's grouping of ``gy * y * (1 - y)``).
 
     dL/dx = sum_to(gy * f'(x), x.shape);  jvp: dy = dx * f'(x), broadcast to y.
     """
@@ -131,11 +143,11 @@ class Elementwise(Function):
     def backward(self, gy):
         x = self.inputs[0]
         g, a, y = operands(gy, x, self.outputs[0]())
-        return as_grad(g * self._slope(a, y), x)
+        return as_grad(_times_slope(g, self._slope(a, y)), x)
 
     def jvp(self, dx):
         y = self.outputs[0]()
-        return _bcast_tangent(dx * self._slope(*operands(self.inputs[0], y)), y)
+        return _bcast_tangent(_times_slope(dx, self._slope(*operands(self.inputs[0], y))), y)
 
 
 class BinaryElementwise(Function):
