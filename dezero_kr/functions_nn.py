@@ -994,7 +994,7 @@ class _Normalize(Function):
         return self._dxhat_to_dx(gxhat, xhat, inv_std)
 
     def _tangent_x(self, dx, xhat, inv_std):
-        """The tangent of y from dx's: ``_dxhat_to_dx`` (the Jacobian is symmetric), then gamma."""
+        """The tangent of y from that of x: ``_dxhat_to_dx`` (the Jacobian is symmetric), then gamma."""
         t = self._dxhat_to_dx(dx, xhat, inv_std)
         return t if len(self.inputs) == 1 else t * reshape(self.inputs[1], self.pshape)
 

@@ -120,12 +120,15 @@ def add_tangents(a, b):
 
 def _times_slope(g, slope):
     """``g`` times an elementwise slope: one factor, or a tuple of factors multiplied in
-    from the left (``(g * a) * b``, the grouping of a rule written ``gy * a * b``)."""
-    if type(slope) is tuple:
-        for factor in slope:
-            g = g * factor
-        return g
-    return g * slope
+    from the left (``(g * a) * b``, the grouping of a rule written ``gy * a * b``).  The
+    factors after the first must not widen the product's shape or dtype: they multiply
+    the fresh product array in place (one temporary array fewer)."""
+    if type(slope) is not tuple:
+        return g * slope
+    g = g * slope[0]
+    for factor in slope[1:]:
+        g *= factor  # (a Variable has no in-place *=: g = g * factor, a new node)
+    return g
 
 
 class Elementwise(Function):
