@@ -118,15 +118,13 @@ def add_tangents(a, b):
     return a + b
 
 
-def _times_slope(g, slope):
-    """``g`` times an elementwise slope: one factor, or a tuple of factors multiplied in
-    from the left (``(g * a) * b``, the grouping of a rule written ``gy * a * b``).  The
-    factors after the first must not widen the product's shape or dtype: they multiply
-    the fresh product array in place (one temporary array fewer)."""
-    if type(slope) is not tuple:
-        return g * slope
-    g = g * slope[0]
-    for factor in slope[1:]:
+def _times_factors(g, factors):
+    """``g`` times a slope given as a tuple of factors, multiplied in from the left
+    (``(g * a) * b``, the grouping of a rule written ``gy * a * b``).  The factors after
+    the first must not widen the product's shape or dtype: they multiply the fresh
+    product array in place (one temporary array fewer)."""
+    g = g * factors[0]
+    for factor in factors[1:]:
         g *= factor  # (a Variable has no in-place *=: g = g * factor, a new node)
     return g
 
@@ -146,11 +144,13 @@ class Elementwise(Function):
     def backward(self, gy):
         x = self.inputs[0]
         g, a, y = operands(gy, x, self.outputs[0]())
-        return as_grad(_times_slope(g, self._slope(a, y)), x)
+        s = self._slope(a, y)
+        return as_grad(g * s if type(s) is not tuple else _times_factors(g, s), x)
 
     def jvp(self, dx):
         y = self.outputs[0]()
-        return _bcast_tangent(_times_slope(dx, self._slope(*operands(self.inputs[0], y))), y)
+        s = self._slope(*operands(self.inputs[0], y))
+        return _bcast_tangent(dx * s if type(s) is not tuple else _times_factors(dx, s), y)
 
 
 class BinaryElementwise(Function):
