@@ -170,9 +170,28 @@ def _source(text):
     return text.splitlines(keepends=True)
 
 
+# characters markdown (and the maths of Jupyter and GitHub, ``$``) would read in prose
+_SPECIAL = re.compile(r'([\\`*_\[\]<>$|~])')
+
+
+def _escape(line):
+    """A docstring line as markdown shows it literally: special characters escaped, but a
+    leading ``* `` stays a list bullet and a line indented four spaces (a code example in
+    the docstring, which markdown shows as code) stays as it is."""
+    if line.startswith('    '):
+        return line
+    bullet = re.match(r'(\s*)\* ', line)
+    head = bullet.group() if bullet else ''
+    body = _SPECIAL.sub(r'\\\1', line[len(head):])
+    if not head and body.startswith('#'):
+        body = '\\' + body
+    return head + body
+
+
 def _step_heading(doc, number):
     first, _, rest = doc.partition('\n')
-    return f'## {first.strip()}\n\n`steps/{step_name(number)}.py`\n\n{rest.strip()}\n'
+    text = '\n'.join(_escape(line) for line in rest.strip().splitlines())
+    return f'## {_escape(first.strip())}\n\n`steps/{step_name(number)}.py`\n\n{text}\n'
 
 
 def step_cells(number):
