@@ -87,6 +87,7 @@ found = [p for p in (here, *here.parents) if (p / 'steps' / 'step01.py').is_file
 if not found:
     raise RuntimeError('steps/ 폴더를 찾지 못했습니다: 첫 칸의 "저장소 받기"를 먼저 하세요.')
 sys.path.insert(0, str(found[0] / 'steps'))
+sys.path.append(str(found[0]))  # 설치하지 않았어도(pip install -e . 전이라도) 저장소의 dezero_kr를 찾도록
 os.environ['DEZERO_KR_FAST'] = '1'  # 빠른 설정 (기록된 출력과 같은 숫자). 책과 같은 설정은 '0'
 sys.argv = sys.argv[:1]  # 스크립트를 인자 없이 실행한 것처럼 (35, 51, 52단계가 인자를 본다)
 sys.setrecursionlimit(1000)  # 파이썬의 기본값 (Jupyter는 더 높인다; 07단계가 이 한도에 걸린다)'''
