@@ -334,7 +334,10 @@ def _anchor_line(run, prev_tree, prev_lines, scope, learner, what):
 
 
 def _run_names(tree, first, last):
-    names = [q for q, node in pieces(tree).items() if first <= node.lineno <= last]
+    classes = [(c.lineno, c.name) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+               and first <= c.lineno <= last]
+    names = [q for _, q in sorted(classes + [(node.lineno, q) for q, node in pieces(tree).items()
+                                             if first <= node.lineno <= last])]
     return ', '.join(names) if names else f'{first}~{last}번째 줄'
 
 

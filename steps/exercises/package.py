@@ -56,6 +56,12 @@ MAT = RNG.standard_normal((3, 4))
 X4 = RNG.standard_normal((2, 3, 7, 7))
 W4 = RNG.standard_normal((4, 3, 3, 3))
 B4 = RNG.standard_normal(4)
+BIAS = RNG.standard_normal(4)
+DROP = RNG.standard_normal((50, 40))
+DX = RNG.standard_normal((1, 2, 3, 3))
+DW = RNG.standard_normal((2, 3, 3, 3))
+# 위의 배열은 불러올 때 한 번 만든다: 확인 함수 안에서 RNG를 쓰면 확인기와 자식 프로세스의
+# 난수 상태가 달라진다
 
 
 def _seed_grad(core, gy):  # noqa: D401
@@ -270,13 +276,14 @@ def check_39(t):
 @step(40, '브로드캐스트: sum_to, broadcast_to, 사칙연산의 역전파')
 def check_40(t):
     F = mod('functions')
-    with t.part('utils.sum_to'):
-        got = [mod('utils').sum_to(T3, s) for s in ((1, 3, 4), (2, 1, 1), (4,), (3, 1))]
-    t.close('utils.sum_to(x (2, 3, 4), (1, 3, 4)) (keepdims로 모양을 지킨다)', got[0],
-            T3.sum(0, keepdims=True))
-    t.close('utils.sum_to(x (2, 3, 4), (2, 1, 1))', got[1], T3.sum((1, 2), keepdims=True))
-    t.close('utils.sum_to(x (2, 3, 4), (4,))', got[2], T3.sum((0, 1)))
-    t.close('utils.sum_to(x (2, 3, 4), (3, 1))', got[3], T3.sum((0, 2))[:, None])
+    sums = [((1, 3, 4), T3.sum(0, keepdims=True), ' (keepdims로 모양을 지킨다)'),
+            ((2, 1, 1), T3.sum((1, 2), keepdims=True), ''), ((4,), T3.sum((0, 1)), ''),
+            ((3, 1), T3.sum((0, 2))[:, None], '')]
+    for shape, expected, note in sums:
+        label = f'utils.sum_to(x (2, 3, 4), {shape}){note}'
+        with t.part(label):
+            got = mod('utils').sum_to(T3, shape)
+        t.close(label, got, expected)
     cases = [
         ('sum_to(x, (1, 3))', lambda a: F.sum_to(a, (1, 3)), lambda a: RF.sum_to(a, (1, 3)),
          (A,)),
@@ -315,9 +322,8 @@ def check_42(t):
 @step(43, 'linear, sigmoid (간단판과 Function판)')
 def check_43(t):
     F = mod('functions')
-    b = RNG.standard_normal(4)
-    _function_case(t, 'linear_simple(x, W, b)', F.linear_simple, RF.linear, (A, MAT, b))
-    _function_case(t, 'linear(x, W, b)', F.linear, RF.linear, (A, MAT, b))
+    _function_case(t, 'linear_simple(x, W, b)', F.linear_simple, RF.linear, (A, MAT, BIAS))
+    _function_case(t, 'linear(x, W, b)', F.linear, RF.linear, (A, MAT, BIAS))
     _function_case(t, 'linear(x, W) (b 없이)', F.linear, RF.linear, (A, MAT))
     _function_case(t, 'sigmoid_simple(x)', F.sigmoid_simple, RF.sigmoid, (A,))
     _function_case(t, 'sigmoid(x)', F.sigmoid, RF.sigmoid, (A,))
@@ -553,7 +559,7 @@ def check_53(t):
 @step(54, 'dropout, test_mode, Config.train')
 def check_54(t):
     F, core = mod('functions'), mod('core')
-    x = RNG.standard_normal((50, 40))
+    x = DROP
     np.random.seed(3)
     with t.part('dropout(x, 0.3) (학습 중)'):
         got = _data(F.dropout(core.Variable(x), 0.3))
@@ -595,7 +601,7 @@ def check_57(t):
         ('conv2d(x, W) (b 없이, stride=1)', F.conv2d, RF.conv2d, (X4, W4)),
         ('deconv2d(x, W, stride=2, pad=1)', lambda x, w: F.deconv2d(x, w, stride=2, pad=1),
          lambda x, w: RF.deconv2d(x, w, stride=2, pad=1),
-         (RNG.standard_normal((1, 2, 3, 3)), RNG.standard_normal((2, 3, 3, 3)))),
+         (DX, DW)),
         ('pooling_simple(x, 2, 2)', lambda x: F.pooling_simple(x, 2, 2),
          lambda x: RF.pooling(x, 2, 2), (X4,)),
         ('pooling(x, 3, 2, 1)', lambda x: F.pooling(x, 3, 2, 1), lambda x: RF.pooling(x, 3, 2, 1),
