@@ -504,6 +504,7 @@ def tool(tmp_path):
     copy = tmp_path / 'repo' / 'steps'
     shutil.copytree(PACKAGE_DIR, copy / 'mydezero', ignore=shutil.ignore_patterns('__pycache__'))
     shutil.copy(STEPS_DIR / 'mydezero_at.py', copy)
+    shutil.copy(STEPS_DIR / 'mydezero_blank.py', copy)
     return copy / 'mydezero_at.py'
 
 
@@ -540,7 +541,8 @@ def test_the_tool_never_writes_into_its_own_source(tool, tmp_path, args, where):
     assert 'Traceback' not in done.stderr
     assert '원본 steps/mydezero/에는 쓰지 않는다' in done.stderr or '이름이 비었다' in done.stderr
     assert _tree(source) == before
-    assert sorted(p.name for p in tool.parent.iterdir()) == ['mydezero', 'mydezero_at.py']
+    assert sorted(p.name for p in tool.parent.iterdir()) == ['mydezero', 'mydezero_at.py',
+                                                             'mydezero_blank.py']
 
 
 def test_a_learners_own_package_is_kept_unless_forced(tool, tmp_path):
