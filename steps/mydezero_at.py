@@ -433,6 +433,23 @@ def docs_page():
            '각 단계는 자기 시점의 패키지로도 돌아간다: `tests/test_mydezero.py`가 23~60단계를 하나씩 그 시점의',
            '패키지 옆에서 실행해 정답 출력과 비교한다.',
            '',
+           '## 직접 채우기: 빈칸과 확인',
+           '',
+           '`--blank`를 붙이면 N단계에 더해지는 함수와 메서드를 빈칸으로 둔다(시그니처와 docstring은 그대로,',
+           "몸통은 `raise NotImplementedError('41단계: MatMul.backward을(를) 채우세요')`). 채운 뒤",
+           '`python steps/check.py package N 폴더`로 확인하고, 다음 단계는 `--blank --keep`으로 내 패키지에',
+           '그 단계의 빈칸만 더한다(내가 쓴 줄은 바꾸지 않는다). 자세한 것은 [튜토리얼 첫 쪽](index.md)의',
+           '"mydezero를 직접 만들기"에 있다.',
+           '',
+           '```bash',
+           'python steps/mydezero_at.py 41 ~/my --blank',
+           'python steps/check.py package 41 ~/my',
+           'python steps/mydezero_at.py 42 ~/my --blank --keep',
+           '```',
+           '',
+           '아래 "단계마다 더해지는 것"의 각 단계에 채울 부품(빈칸)을 적어 두었다. 표가 없는 단계(24, 25 ...)는',
+           '패키지에 더할 것이 없고, 확인은 단계 스크립트의 출력만 본다.',
+           '',
            '## DeZero와 다른 점',
            '',
            '이름과 결과는 DeZero와 같게 두었다(`import mydezero as dezero`로 DeZero 코드가 돈다).',
@@ -470,6 +487,12 @@ def docs_page():
         for name, what, diff in items:
             out.append(f'* `mydezero/{name}`: {what}')
         out.append('')
+        todo = blank_pieces(n)
+        if todo:
+            out.append('빈칸(`--blank`): ' + '; '.join(
+                f'`{name}`의 ' + ', '.join(f'`{q}`' for q in names)
+                for name, names in todo.items()))
+            out.append('')
         for name, what, diff in items:
             if what.startswith('새 파일'):
                 continue  # 새 파일은 통째로 읽으면 된다: 목록만
