@@ -37,7 +37,7 @@ from dezero_kr import hooks as _hooks
 from dezero_kr.errors import (GRAD_CYCLE, ConfigError, cannot_copy, describe,  # noqa: F401
                               forward_error, hook_name, not_an_array, reused_function,
                               unknown_switch, wrong_gradient_count)
-from dezero_kr.hooks import _observers, _variable_hooks, hooks_of, observing  # noqa: F401
+from dezero_kr.hooks import _observers, _variable_hooks, add_hook, observing, retain  # noqa: F401
 
 _describe, _hook_name = describe, hook_name  # the names autograd and the tests know
 
@@ -367,11 +367,11 @@ class Variable:
         then flows on; it must have this Variable's shape), or None to keep it.
         Returns a handle with ``.remove()``.  TypeError if ``hook`` is not callable.
         """
-        return hooks_of(self).add(hook, self)
+        return add_hook(self, hook)
 
     def retain_grad(self):
         """Keep this non-leaf Variable's gradient in ``.grad`` after backward."""
-        hooks_of(self).retain = True
+        retain(self)
 
     @property
     def retains_grad(self):
@@ -892,8 +892,9 @@ def _store_leaf_grads(grads, seen, run):
             raise reused_function(c)
         if not x.requires_grad or capture is not None and x not in capture:
             continue
-        if run.hooks_on and x in _variable_hooks:
-            g = _variable_hooks[x].apply(x, g, _check_grad, run.observers)
+        hooks = _variable_hooks.get(x) if run.hooks_on else None
+        if hooks is not None:  # one look-up: another thread may remove the entry meanwhile
+            g = hooks.apply(x, g, _check_grad, run.observers)
         if capture is not None:
             capture[x] = g
             continue

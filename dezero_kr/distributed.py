@@ -37,7 +37,9 @@ What ``DataParallel.update()`` does, in this order:
    the latter case the gradients of that step were computed from different
    weights on different ranks, so the step is **skipped** after the broadcast
    (no update, ``optimizer.t`` unchanged, ``skipped_steps`` counts it; a
-   warning on rank 0), as ChainerMN's multi-node optimizer does.  Give layers their input
+   warning on rank 0), as ChainerMN's multi-node optimizer does.  The ranks
+   decide it together, in the check below, so one rank with a new parameter
+   (a Parameter replaced on that rank alone) makes every rank broadcast.  Give layers their input
    size, or run the model once before creating ``DataParallel``, to lose no step.
 2. **Reduce**: every gradient is scaled by ``1/size`` and summed over the
    ranks by ``MPI_Allreduce``, in the parameter's dtype (float32 stays
@@ -68,11 +70,25 @@ Adam moments are untouched).  One flag per parameter (big ones included)
 travels in the buffer of the small gradients, reduced first, so this costs no
 extra message, and a big gradient that is None on every rank sends none.
 
-Failure handling: ``init()`` installs an excepthook (when there is more than
-one rank) that prints the traceback with the rank and calls ``MPI_Abort``, so
-one rank's exception ends the whole job instead of leaving the others waiting
-forever in a collective; ``with comm.abort_on_error():`` does the same for a
+What every rank must agree on is checked once per change, not at every step:
+``DataParallel`` keys its plan on each parameter's id, array type, shape and
+dtype (compared locally at every step); the ranks compare names, shapes and
+dtypes (one ``allgather_json``) at the first reduce and after a rank's key
+changed, and raise ValueError on every rank naming what differs ("rank 1 has
+l1/W (64, 16) float32, rank 0 (64, 16) float64").  A rank whose parameters
+changed tells the others in the message they expect anyway (the agreed plan's
+first, its last flag cleared), so no step costs an extra collective.
+``mean`` and ``allgather_array`` check their shapes and dtypes the same way.
+
+Failure handling: importing this module under a launcher of more than one
+rank installs an excepthook that prints the traceback with the rank and ends
+the job (before ``init()``: ``MPI_Abort`` if MPI runs, else the rank kills
+itself with SIGKILL; from ``init()`` on: ``MPI_Abort``), so one rank's
+exception ends the whole job instead of leaving the others waiting forever in
+``MPI_Init`` or a collective; ``with comm.abort_on_error():`` does the same for a
 block (for code run where ``sys.excepthook`` is not used, e.g. a notebook).
+``os._exit(0)`` cannot be seen by any rank: MPICH's ``mpiexec`` then kills the
+others and ends with status 0 (see docs/distributed.md).
 Python never hands ``SystemExit`` to the excepthook, and an ``atexit``
 function cannot see the exit status, so ``init()`` also makes ``sys.exit``
 raise a ``SystemExit`` subclass that notes its status when Python's top level
@@ -90,9 +106,10 @@ CI).
 """
 import atexit
 import contextlib
-import hashlib
+import json
 import os
 import shutil
+import signal
 import sys
 import time
 import traceback
@@ -114,6 +131,7 @@ INSTALL_HINT = 'pip install -e ".[mpi]"  (mpi4py and the mpich wheel)'
 # Environment variables in which MPI launchers (MPICH's hydra, Open MPI, PMIx) give each process
 # the number of ranks.
 _LAUNCHER_SIZE_VARS = ('PMI_SIZE', 'OMPI_COMM_WORLD_SIZE', 'MPI_LOCALNRANKS', 'PMIX_SIZE')
+_LAUNCHER_RANK_VARS = ('PMI_RANK', 'OMPI_COMM_WORLD_RANK', 'PMIX_RANK')
 
 # Gradients of at least this many bytes are all-reduced in place, one MPI_Allreduce each, with no
 # packing copy; smaller ones are packed into one buffer per dtype. Measured (2 ranks, MPICH shared
@@ -169,11 +187,12 @@ def init(mpi_comm=None, abort_on_error=True):
 
     Args:
         mpi_comm: an ``mpi4py`` communicator to use (default ``MPI.COMM_WORLD``).
-        abort_on_error: when there is more than one rank, install a
-            ``sys.excepthook`` that prints the exception with the rank and calls
-            ``MPI_Abort`` (see ``Communicator.abort``), and make a rank that
-            ends with ``sys.exit(status)``, status not 0, abort the job with
-            that status (``_install_exit_hooks``).
+        abort_on_error: when there is more than one rank, keep the
+            ``sys.excepthook`` the import installed, now calling ``MPI_Abort``
+            after printing the exception with the rank (see
+            ``Communicator.abort``), and make a rank that ends with
+            ``sys.exit(status)``, status not 0, abort the job with that status
+            (``_install_exit_hooks``).  False: take the import's hook back.
 
     Under ``mpiexec -n R`` every process gets ``rank`` 0..R-1 and ``size`` R.
     Run alone (no ``mpiexec``) it returns ``rank`` 0, ``size`` 1, also without
@@ -193,7 +212,9 @@ def init(mpi_comm=None, abort_on_error=True):
                     f'extra: {INSTALL_HINT}') from e
             return Communicator(None)
     comm = Communicator(mpi_comm)
-    if abort_on_error and comm.size > 1:
+    if not abort_on_error:
+        _remove_pre_init_hook()
+    elif comm.size > 1:
         _install_excepthook(comm)
         _install_exit_hooks(comm)
     return comm
@@ -210,6 +231,7 @@ class Communicator:
         self.mpi_comm = mpi_comm
         self.rank = 0 if mpi_comm is None else mpi_comm.Get_rank()
         self.size = 1 if mpi_comm is None else mpi_comm.Get_size()
+        self._mean_layout = self._gather_layout = None  # agreed by every rank (see _exchange)
 
     def __repr__(self):
         backend = 'mpi4py' if self.mpi_comm is not None else 'no MPI'
@@ -254,33 +276,104 @@ class Communicator:
                 buf[...] = cuda.as_cupy(host)
         return buf
 
-    def allgather_array(self, values):
-        """Stack the equal-shaped NumPy arrays ``values`` of every rank: shape ``(size,) + values.shape``."""
-        values = np.ascontiguousarray(values)
-        out = np.empty((self.size,) + values.shape, dtype=values.dtype)
+    def allgather_json(self, obj):
+        """Every rank's ``obj`` in rank order (a list of ``size``): it travels as JSON text
+        (so lists come back for tuples), never pickled.  A collective: every rank calls it."""
+        data = np.frombuffer(json.dumps(obj).encode(), dtype=np.uint8)
         if self.size == 1:
-            out[0] = values
-        else:
-            self.mpi_comm.Allgather(values, out)
-        return out
+            return [json.loads(data.tobytes())]
+        sizes = np.empty(self.size, dtype=np.int64)
+        self.mpi_comm.Allgather(np.array([data.size], dtype=np.int64), sizes)
+        out = np.empty(int(sizes.sum()), dtype=np.uint8)
+        self.mpi_comm.Allgatherv(data, [out, sizes])
+        ends = np.cumsum(sizes)
+        return [json.loads(out[end - n:end].tobytes()) for n, end in zip(sizes.tolist(), ends.tolist())]
+
+    def allgather_array(self, values):
+        """Stack the equal-shaped NumPy arrays ``values`` of every rank: shape ``(size,) + values.shape``.
+
+        Raises ValueError on every rank, naming the ranks and their shapes and
+        dtypes, when they differ (see ``_exchange``: checked once per change).
+        """
+        values = np.ascontiguousarray(values)
+        if self.size == 1:
+            return values[None].copy()
+        raw = values.reshape(-1).view(np.uint8)
+
+        def send(layout, ok):
+            block = np.zeros(layout[0] * layout[2] + 1, dtype=np.uint8)
+            if ok:
+                block[:-1] = raw
+                block[-1] = 1
+            blocks = np.empty((self.size, block.size), dtype=np.uint8)
+            self.mpi_comm.Allgather(block, blocks)
+            return blocks if blocks[:, -1].all() else None
+
+        layout = [values.size, str(values.dtype), values.dtype.itemsize, list(values.shape)]
+        blocks = self._exchange('Communicator.allgather_array', '_gather_layout', layout, send)
+        return blocks[:, :-1].copy().view(values.dtype).reshape((self.size,) + values.shape)
 
     def mean(self, value, weight=1.0):
         """The weighted mean ``sum_r w_r v_r / sum_r w_r`` of a number or array over all ranks.
 
         Returns a float for a scalar ``value``, a float64 array for an array
         (the same on every rank).  ``weight`` is usually the rank's sample count.
-        Raises ValueError when the weights sum to zero.
+        Raises ValueError when the weights sum to zero, and on every rank when
+        the ranks' values differ in shape (naming the ranks and shapes).
         """
         v = np.asarray(cuda.as_numpy(value), dtype=np.float64)
-        buf = np.empty(v.size + 1)
-        buf[:-1] = v.ravel()
-        buf[:-1] *= weight
-        buf[-1] = weight
-        self.allreduce_sum(buf)
-        if buf[-1] == 0:
+
+        def send(layout, ok):
+            buf = np.zeros(layout[0] + 2)
+            if ok:
+                buf[:-2] = v.ravel()
+                buf[:-2] *= weight
+                buf[-2] = weight
+                buf[-1] = 1
+            self.allreduce_sum(buf)
+            return buf if buf[-1] == self.size else None
+
+        buf = self._exchange('Communicator.mean', '_mean_layout', [v.size, 'shape', 0, list(v.shape)],
+                             send)
+        if buf[-2] == 0:
             raise ValueError(f'Communicator.mean: the weights of the {self.size} rank(s) sum to 0')
-        out = buf[:-1] / buf[-1]
+        out = buf[:-2] / buf[-2]
         return float(out[0]) if v.ndim == 0 else out.reshape(v.shape)
+
+    def _exchange(self, what, attr, layout, send):
+        """One collective whose message size depends on ``layout``, checked to agree between ranks.
+
+        ``send(layout, ok)`` runs the collective with a message sized by
+        ``layout`` (``[count, dtype, itemsize, shape]``) and a flag ``ok``; it
+        returns the result, or None when some rank's flag was not set.  The
+        last layout all ranks agreed on is kept in ``attr``: while this rank's
+        is the same, a call costs the one collective.  A rank whose layout
+        changed sends a message of the agreed size with the flag cleared, so
+        the others learn of it without a message of a size they do not
+        expect; then every rank exchanges its layout (``allgather_json``), and
+        raises ValueError naming the ranks that differ, or agrees on the new one.
+        """
+        for _ in range(2):  # after one agreement every rank sends its flag: a second try succeeds
+            agreed = getattr(self, attr)
+            if agreed != layout:
+                if agreed is not None:
+                    send(agreed, False)
+                self._agree(what, attr, layout)
+            result = send(layout, True)
+            if result is not None:
+                return result
+            self._agree(what, attr, layout)  # another rank's changed: raises unless it matches
+        raise _no_agreement(what)
+
+    def _agree(self, what, attr, layout):
+        everyone = self.allgather_json(layout)
+        differ = [r for r in range(self.size) if everyone[r] != everyone[0]]
+        if differ:
+            setattr(self, attr, None)  # every rank raises: the next call agrees afresh
+            raise ValueError(f'{what}: the ranks differ: ' + '; '.join(
+                f'rank {r} has {_describe_layout(everyone[r])}, rank 0 {_describe_layout(everyone[0])}'
+                for r in differ[:3]))
+        setattr(self, attr, everyone[0])
 
     def bcast_params(self, target, root=0):
         """Copy rank ``root``'s parameter values to every rank (in place).
@@ -360,27 +453,91 @@ class Communicator:
             _abort_for_exception(self, type(e), e, e.__traceback__)
 
 
+def _no_agreement(what):
+    return RuntimeError(f'{what}: the ranks agreed on their layout, yet a rank still reports a '
+                        f'change (a Communicator whose allreduce_sum does not sum over the ranks?)')
+
+
+def _describe_layout(layout):
+    shape = tuple(layout[3])
+    return f'shape {shape}' if layout[1] == 'shape' else f'{shape} {layout[1]}'
+
+
 def _abort_for_exception(comm, exc_type, exc, tb):
     traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
     comm.abort(f'raised {exc_type.__name__}: {exc}; aborting all {comm.size} ranks (MPI_Abort)')
 
 
-_hooked = []  # the communicators whose excepthook is installed (one per process is enough)
+class _AbortHook:
+    """The ``sys.excepthook`` of a rank of a job of more than one rank: an uncaught exception
+    (not ``SystemExit``) ends every rank of the job instead of leaving the others waiting.
 
+    Installed when ``dezero_kr.distributed`` is imported under a launcher of more than one
+    rank (``comm`` None: ``_end_before_init``), given its communicator by ``init()``
+    (``_abort_for_exception``: ``MPI_Abort``).
+    """
 
-def _install_excepthook(comm):
-    if _hooked:
-        return
-    _hooked.append(comm)
-    previous = sys.excepthook
+    def __init__(self, previous):
+        self.previous = previous
+        self.comm = None
 
-    def excepthook(exc_type, exc, tb):
+    def __call__(self, exc_type, exc, tb):
         if issubclass(exc_type, SystemExit):  # not an error: let Python handle it
-            previous(exc_type, exc, tb)
-            return
-        _abort_for_exception(comm, exc_type, exc, tb)
+            self.previous(exc_type, exc, tb)
+        elif self.comm is None:
+            _end_before_init(exc_type, exc, tb)
+        else:
+            _abort_for_exception(self.comm, exc_type, exc, tb)
 
-    sys.excepthook = excepthook
+
+_hook = None  # the _AbortHook installed in this process, if any
+
+
+def _install_excepthook(comm=None):
+    global _hook
+    if _hook is None:
+        _hook = _AbortHook(sys.excepthook)
+        sys.excepthook = _hook
+    if comm is not None and _hook.comm is None:
+        _hook.comm = comm
+
+
+def _remove_pre_init_hook():
+    """``init(abort_on_error=False)``: take back the hook the import installed."""
+    global _hook
+    if _hook is not None and _hook.comm is None and sys.excepthook is _hook:
+        sys.excepthook = _hook.previous
+        _hook = None
+
+
+def _launcher_rank():
+    """This process's rank as an MPI launcher gives it, or None when not under a launcher."""
+    for name in _LAUNCHER_RANK_VARS:
+        value = os.environ.get(name)
+        if value and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def _end_before_init(exc_type, exc, tb):
+    """An uncaught exception before ``init()``: print it with the rank, then end the job.
+
+    A rank that merely exits before ``MPI_Init`` leaves MPICH's ``mpiexec`` waiting for it
+    for ever, with the other ranks inside ``MPI_Init`` (measured: the job never ended).  So
+    the rank aborts with ``MPI_Abort`` when MPI is running already (the script imported
+    mpi4py itself), and else kills itself with SIGKILL, which every launcher takes for a
+    failed rank: the job ends at once, ``mpiexec`` with status 9.
+    """
+    traceback.print_exception(exc_type, exc, tb, file=sys.stderr)
+    size = _launcher_size()
+    sys.stderr.write(f'dezero_kr.distributed: rank {_launcher_rank()} of {size}: raised '
+                     f'{exc_type.__name__}: {exc} before dist.init(); ending all {size} ranks\n')
+    sys.stderr.flush()
+    time.sleep(0.5)  # let mpiexec forward the message first (see Communicator.abort)
+    MPI = sys.modules.get('mpi4py.MPI')
+    if MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized():
+        MPI.COMM_WORLD.Abort(1)
+    os.kill(os.getpid(), getattr(signal, 'SIGKILL', signal.SIGTERM))
 
 
 _exit_status = []  # the status sys.exit ended this process with (noted by _RankExit)
@@ -454,22 +611,60 @@ def _named_params(target):
     return [(str(i), p) for i, p in enumerate(params)]
 
 
-def _layout_line(name, p):
-    if p.data is None:
-        return f'{name}: not initialised'
-    return f'{name}: {p.data.shape} {p.data.dtype}'
+def _signature(named):
+    """What must agree between the ranks: ``[name, shape, dtype, array module]`` per parameter
+    (shape and dtype None before a lazy layer made its data)."""
+    sig = []
+    for name, p in named:
+        a = p.data
+        if a is None:
+            sig.append([name, None, None, None])
+        else:
+            sig.append([name, list(a.shape), a.dtype.name, cuda.get_array_module(a).__name__])
+    return sig
 
 
-def _check_same_layout(comm, named, what):
-    """Raise ValueError on every rank when the ranks' parameter layouts differ (one Allgather)."""
-    lines = [_layout_line(name, p) for name, p in named]
-    digest = np.frombuffer(hashlib.sha256('\n'.join(lines).encode()).digest(), dtype=np.uint8)
-    digests = comm.allgather_array(digest)
-    differ = [r for r in range(comm.size) if not np.array_equal(digests[r], digests[0])]
-    if differ:
-        raise ValueError(f'{what}: the parameters differ between ranks: rank(s) {differ} do not '
-                         f'match rank 0 (same model code on every rank?); rank {comm.rank} has: '
-                         f'{lines}')
+def _describe_param(entry):
+    _, shape, dtype, xp = entry
+    if shape is None:
+        return 'not initialised'
+    return f'{tuple(shape)} {dtype}' + ('' if xp == 'numpy' else f' ({xp})')
+
+
+def _differences(sig, root_sig, rank, limit=3):
+    """How rank ``rank``'s signature differs from rank 0's, as phrases (at most ``limit``)."""
+    mine, root = {e[0]: e for e in sig}, {e[0]: e for e in root_sig}
+    out = []
+    for name in list(mine) + [n for n in root if n not in mine]:
+        if name not in root:
+            out.append(f'rank {rank} has {name} {_describe_param(mine[name])}, rank 0 has no {name}')
+        elif name not in mine:
+            out.append(f'rank {rank} has no {name}, rank 0 has {name} {_describe_param(root[name])}')
+        elif mine[name] != root[name]:
+            out.append(f'rank {rank} has {name} {_describe_param(mine[name])}, rank 0 '
+                       f'{_describe_param(root[name])}')
+    if not out:
+        out.append(f'rank {rank} has the parameters in another order')
+    return out[:limit]
+
+
+def _check_same_layout(comm, named, what, flag=False):
+    """Raise ValueError on every rank when the ranks' parameters (names, shapes, dtypes) differ.
+
+    One ``allgather_json`` of the signatures (a collective: every rank must call it), with
+    this rank's ``flag``; returns True when some rank's flag is set.  The message names
+    each differing rank and parameter with both ranks' shapes and dtypes.
+    """
+    everyone = comm.allgather_json([_signature(named), bool(flag)])
+    sigs = [sig for sig, _ in everyone]
+    phrases = []
+    for rank in range(1, len(sigs)):
+        if sigs[rank] != sigs[0]:
+            phrases += _differences(sigs[rank], sigs[0], rank)
+    if phrases:
+        raise ValueError(f'{what}: the parameters differ between ranks: {"; ".join(phrases)} '
+                         f'(the same model code on every rank?)')
+    return any(f for _, f in everyone)
 
 
 class _Bucket:
@@ -478,7 +673,8 @@ class _Bucket:
 
     ``entries``: ``(param, start, stop)`` slices of the buffer for the packed
     parameters; ``total``: the buffer length without flags.  ``buffer`` (``total``
-    gradients, then one flag per parameter: the packed ones, then the big ones)
+    gradients, then one flag per parameter: the packed ones, then the big ones, then
+    one that is 1 unless this rank's parameters changed: ``_announce_change``)
     and its views ``head`` (the gradients), ``flags`` and ``views`` (one per
     packed parameter, in its shape) are kept between steps.
     """
@@ -507,7 +703,7 @@ class _Bucket:
         is allocated.  (Reference counts: CPython.)
         """
         if self.buffer is None or _refcounts(self.buffer, self.views) != self._baseline:
-            buf = self.xp.empty(self.total + len(self.entries) + len(self.big), dtype=self.dtype)
+            buf = self.xp.empty(self.total + len(self.entries) + len(self.big) + 1, dtype=self.dtype)
             self.head, self.flags = buf[:self.total], buf[self.total:]
             self.views = tuple(buf[start:stop].reshape(p.data.shape)
                                for p, start, stop in self.entries)
@@ -541,6 +737,22 @@ def _buckets(params, inplace_min_bytes=None):
         else:
             bucket.add(p)
     return list(buckets.values())
+
+
+def _layout_key(params):
+    """What the plan depends on, cheap to build and compare at every step: per parameter its
+    id, array type, shape and dtype (about 0.2 us a parameter)."""
+    return tuple([(id(p), None, None, None) if (a := p.data) is None
+                  else (id(p), type(a), a.shape, a.dtype) for p in params])
+
+
+def _announce_change(comm, bucket, cuda_aware):
+    """Send the message the other ranks expect first (``bucket``'s, of the plan they agreed
+    on) with its last flag 0: they then check the parameters with this rank instead of
+    reducing (``DataParallel._reduce_bucket`` returns False)."""
+    buf = bucket.writable_buffer()
+    buf.fill(0)
+    comm.allreduce_sum(buf, cuda_aware=cuda_aware)
 
 
 def _shape_error(shape, grad_shape):
@@ -594,7 +806,7 @@ class DataParallel:
         object.__setattr__(self, 'skipped_steps', 0)
         object.__setattr__(self, 'last_reduce_seconds', 0.0)
         object.__setattr__(self, '_synced', frozenset())  # params broadcast with data
-        object.__setattr__(self, '_plan', None)  # (key, buckets) of the last reduce
+        object.__setattr__(self, '_plan', None)  # (_layout_key, buckets) the ranks agreed on
         if optimizer.target is not None:
             self._broadcast()
 
@@ -628,22 +840,23 @@ class DataParallel:
 
     @host_operation  # static_graph re-runs the whole update (see dezero_kr.hooks)
     def update(self):
-        """Broadcast new parameters (and skip) or all-reduce the gradients; then the
-        optimizer's hooks and update (the same on every rank)."""
+        """All-reduce the gradients, or broadcast new parameters (and skip the step); then the
+        optimizer's hooks and update (the same on every rank).
+
+        Whether parameters are new (a lazy layer's first data, a Parameter replaced) is
+        decided together by every rank, in the check of ``_reduce`` that runs when some
+        rank's parameters changed: one rank with a new parameter makes all broadcast."""
         params = self._params('update')
-        if self.comm.size > 1 and any(p.data is not None and id(p) not in self._synced
-                                      for p in params):
-            self._broadcast()
-            self.skipped_steps += 1
-            if self.comm.is_root:
-                warnings.warn('DataParallel.update: parameters were initialised by the first '
-                              'forward pass with different values on each rank; they were '
-                              'broadcast from rank 0 and this step was skipped (as ChainerMN '
-                              'does). Pass in_size to the layers or run the model once before '
-                              'DataParallel(...) to keep the step.', RuntimeWarning, stacklevel=2)
+        if self._reduce(params, broadcast_new=True):
+            self.optimizer.update()
             return
-        self.allreduce_grads(params)
-        self.optimizer.update()
+        self.skipped_steps += 1
+        if self.comm.is_root:
+            warnings.warn('DataParallel.update: parameters were initialised by the first '
+                          'forward pass (or replaced) with different values on each rank; they '
+                          'were broadcast from rank 0 and this step was skipped (as ChainerMN '
+                          'does). Pass in_size to the layers or run the model once before '
+                          'DataParallel(...) to keep the step.', RuntimeWarning, stacklevel=2)
 
     def allreduce_grads(self, params=None):
         """Replace every gradient by its mean over the ranks (see the module docstring).
@@ -654,47 +867,83 @@ class DataParallel:
         in its own array (a reference kept to it sees the mean); smaller ones
         become views of a shared buffer (a kept reference keeps the local values).
         Raises ValueError for a gradient whose shape is not its parameter's,
-        before any gradient is changed.
+        before any gradient is changed, and on every rank when the ranks'
+        parameters (names, shapes, dtypes) differ (checked at the first reduce
+        and whenever a rank's parameters changed since, see ``_layout_key``).
         """
+        if self.comm.size > 1:
+            self._reduce(self._params('allreduce_grads') if params is None else params, False)
+
+    def _reduce(self, params, broadcast_new):
+        """``allreduce_grads`` of ``params``; True, or False when (``broadcast_new``) some rank
+        had new parameters and every rank broadcast them instead (``_agree_plan``)."""
         if self.comm.size == 1:
-            return
+            return True
         start = time.perf_counter()
-        if params is None:
-            params = self._params('allreduce_grads')
-        buckets = self._buckets(params)
         for p in params:  # every shape first: an error must leave every gradient as it was
             g = p.grad
-            if g is not None and g.data.shape != p.data.shape:
+            if g is not None and p.data is not None and g.data.shape != p.data.shape:
                 raise _shape_error(p.data.shape, g.data.shape)
-        for bucket in buckets:
-            self._reduce_bucket(bucket)
-        self.last_reduce_seconds = time.perf_counter() - start
-
-    def _buckets(self, params):
-        key = tuple(map(id, params))
+        key = _layout_key(params)
         plan = self._plan
-        if plan is None or plan[0] != key:
-            missing = [p.name for p in params if p.data is None]
-            if missing:
-                raise RuntimeError(f'DataParallel.allreduce_grads: parameters {missing} have no '
-                                   f'data yet; run a forward pass first')
-            plan = (key, _buckets(params, INPLACE_MIN_BYTES))
-            for bucket in plan[1]:
-                # A 0-d array of the bucket's dtype, not a Python float: the same products, and
-                # NumPy skips converting the scalar at every multiply (0.50 -> 0.28 us each).
-                bucket.scale = bucket.xp.asarray(1.0 / self.comm.size, dtype=bucket.dtype)
-            self._plan = plan
-        return plan[1]
+        if plan is not None and plan[0] != key:
+            # This rank's parameters changed since the ranks agreed on the plan: tell the
+            # others in the message they expect (the agreed plan's first), then check anew.
+            _announce_change(self.comm, plan[1][0], self.cuda_aware)
+            plan = None
+        for _ in range(2):  # after one agreement every rank reduces: a second try succeeds
+            if plan is None:
+                plan = self._agree_plan(params, key, broadcast_new)
+                if plan is None:
+                    return False
+            if all(self._reduce_bucket(bucket) for bucket in plan[1]):
+                break
+            plan = None  # another rank's parameters changed: check anew (raises if they differ)
+        else:
+            raise _no_agreement('DataParallel.allreduce_grads')
+        self.last_reduce_seconds = time.perf_counter() - start
+        return True
+
+    def _agree_plan(self, params, key, broadcast_new):
+        """Check with every rank that the parameters agree (a collective), then make the plan.
+
+        With ``broadcast_new``, when any rank has a parameter with data that was not
+        broadcast yet, every rank broadcasts instead and None is returned (no plan)."""
+        target = self.optimizer.target
+        names = {id(p): n for n, p in _named_params(target)} if target is not None else {}
+        named = [(names.get(id(p), p.name or f'#{i}'), p) for i, p in enumerate(params)]
+        new = broadcast_new and any(p.data is not None and id(p) not in self._synced
+                                    for p in params)
+        if _check_same_layout(self.comm, named, 'DataParallel.allreduce_grads', new):
+            self._broadcast()
+            self._plan = None
+            return None
+        missing = [name for name, p in named if p.data is None]
+        if missing:
+            raise RuntimeError(f'DataParallel.allreduce_grads: parameters {missing} have no '
+                               f'data yet; run a forward pass first')
+        buckets = _buckets(params, INPLACE_MIN_BYTES)
+        for bucket in buckets:
+            # A 0-d array of the bucket's dtype, not a Python float: the same products, and
+            # NumPy skips converting the scalar at every multiply (0.50 -> 0.28 us each).
+            bucket.scale = bucket.xp.asarray(1.0 / self.comm.size, dtype=bucket.dtype)
+        self._plan = (key, buckets)
+        return self._plan
 
     def _reduce_bucket(self, bucket):
         """One ``MPI_Allreduce`` of the packed gradients and all flags, then one per big
-        gradient that some rank has (the flags tell every rank which those are)."""
+        gradient that some rank has (the flags tell every rank which those are).
+
+        Returns False, having changed no gradient, when the last flag says that another
+        rank's parameters changed (``_announce_change``)."""
         buf = bucket.writable_buffer()
         grads = self._pack(bucket)
-        bigs = [p.grad for p in bucket.big]
-        sources = self._scale_big(bucket, bigs) if bigs else ()
         self.comm.allreduce_sum(buf, cuda_aware=self.cuda_aware)
         counts = bucket.flags.tolist()
+        if counts[-1] != self.comm.size:
+            return False
+        bigs = [p.grad for p in bucket.big]
+        sources = self._scale_big(bucket, bigs) if bigs else ()
         for p, g, view, count in zip(bucket.params, grads, bucket.views, counts):
             if count == 0:
                 continue  # no rank had a gradient: it stays None, as in a single process
@@ -712,13 +961,17 @@ class DataParallel:
                 p.grad = Variable(a)
             elif g.data is not a:
                 g.data = a
+        return True
 
     def _pack(self, bucket):
         """Copy the small gradients, scaled by 1/size, into the bucket's buffer (zeros and
-        flag 0 for a missing one); returns them (Variables or None)."""
+        flag 0 for a missing one, big ones included); returns them (Variables or None)."""
         grads = [p.grad for p in bucket.params]
         flags, scale, multiply = bucket.flags, bucket.scale, bucket.xp.multiply
-        flags.fill(1)  # 1: this rank has a gradient for the parameter
+        flags.fill(1)  # 1: this rank has a gradient for the parameter; the last: "unchanged"
+        for i, p in enumerate(bucket.big, len(grads)):
+            if p.grad is None or p.grad.data is None:
+                flags[i] = 0
         for i, (g, view) in enumerate(zip(grads, bucket.views)):
             if g is None:
                 view.fill(0)
@@ -731,15 +984,15 @@ class DataParallel:
         return grads
 
     def _scale_big(self, bucket, bigs):
-        """Scale the big gradients by 1/size; returns the array each is to be reduced in (None
+        """Scale the big gradients by 1/size (after the buffer's reduce: not at all when another
+        rank's parameters changed); returns the array each is to be reduced in (None
         where this rank has none, flag 0).  That is the gradient array itself when it may be
         overwritten (``_reducible_in_place``), else a new array of the parameter's dtype."""
         sources, in_place, taken = [], [], set()
-        flags = bucket.flags[len(bucket.params):]
-        for i, g in enumerate(bigs):
+        for g in bigs:
             a = None if g is None else g.data
             if a is None:
-                flags[i] = 0
+                pass
             elif _reducible_in_place(a, bucket.dtype, taken):
                 in_place.append(a)
                 taken.add(id(a))
@@ -899,3 +1152,9 @@ def evaluate(comm, fn, loader):
             total += float(cuda.as_numpy(value)) * len(x)
             count += len(x)
     return comm.mean(total / count if count else 0.0, weight=count)
+
+
+# Installed at import, not only by init(): a rank that raises between this import and init()
+# would otherwise leave the job waiting for ever (issue 34).
+if (_launcher_size() or 1) > 1:
+    _install_excepthook()

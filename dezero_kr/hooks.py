@@ -10,6 +10,10 @@ the table is empty while nobody uses hooks, and ``backprop`` checks that once
 per pass (``len(_variable_hooks) > 0``, a local of that pass, never a
 process-wide flag: one thread adding or dropping a hook can never make another
 thread's pass skip one) instead of looking up every node.
+Threads: the table is changed only under ``_table_lock`` (``add_hook``,
+``retain``, ``HookHandle.remove``), so a look-up and the change it decides
+(enter a new entry, delete an emptied one) are one step; backprop only reads
+it, one ``get`` per Variable.
 
 Observers (``observing``) see every Function call and every backward step
 of the current thread: forward-mode AD (``autograd.jvp``), ``detect_anomaly``
@@ -29,14 +33,37 @@ from dezero_kr.errors import hook_name
 
 _variable_hooks = weakref.WeakKeyDictionary()
 _hook_keys = itertools.count()  # unique for the process: a stale handle never hits a new hook
+# Held for each change of the table, as core.state_lock for a leaf's .grad: without it two
+# threads adding the first hook of one Variable each entered a VariableHooks of their own, and
+# a hook added while another thread removed the last one went into an entry being deleted
+# (issue 34: 1-4 hooks lost in 2,000 rounds).  Registration is rare: its cost does not matter.
+_table_lock = threading.Lock()
 
 
-def hooks_of(var):
-    """The ``VariableHooks`` of ``var``, created (and entered in the table) on first use."""
+def _entry(var):
+    """``var``'s ``VariableHooks``, entered in the table if new (call with ``_table_lock`` held)."""
     hooks = _variable_hooks.get(var)
     if hooks is None:
         hooks = _variable_hooks[var] = VariableHooks()
     return hooks
+
+
+def add_hook(var, fn):
+    """Register ``fn`` on ``var``; return its ``HookHandle``.  TypeError if not callable
+    (then the table is left as it was)."""
+    if not callable(fn):
+        raise TypeError(f'register_hook: the hook must be callable (hook(grad) -> new grad '
+                        f'or None), got {type(fn).__name__} {fn!r:.60}')
+    with _table_lock:
+        key = next(_hook_keys)
+        _entry(var).fns[key] = fn
+    return HookHandle(var, key)
+
+
+def retain(var):
+    """Set ``var``'s retain flag: backward keeps its gradient in ``.grad``."""
+    with _table_lock:
+        _entry(var).retain = True
 
 
 class VariableHooks:
@@ -46,17 +73,6 @@ class VariableHooks:
     def __init__(self):
         self.fns = {}
         self.retain = False
-
-    def add(self, fn, var):
-        """Register ``fn`` on ``var``; return its ``HookHandle``.  TypeError if not callable."""
-        if not callable(fn):
-            if not self.fns and not self.retain:  # keep the table empty for backprop
-                del _variable_hooks[var]
-            raise TypeError(f'register_hook: the hook must be callable (hook(grad) -> new grad '
-                            f'or None), got {type(fn).__name__} {fn!r:.60}')
-        key = next(_hook_keys)
-        self.fns[key] = fn
-        return HookHandle(var, key)
 
     def apply(self, var, grad, check_grad, observers):
         """Run the hooks on ``var``'s complete gradient ``grad``; return the final gradient.
@@ -94,11 +110,14 @@ class HookHandle:
     def remove(self):
         """Unregister the hook; the Variable's table entry goes when nothing is left in it."""
         var = self._var()
-        hooks = _variable_hooks.get(var) if var is not None else None
-        if hooks is not None:
-            hooks.fns.pop(self._key, None)
-            if not hooks.fns and not hooks.retain:  # nothing left: backprop may skip the table
-                del _variable_hooks[var]
+        if var is None:
+            return
+        with _table_lock:
+            hooks = _variable_hooks.get(var)
+            if hooks is not None:
+                hooks.fns.pop(self._key, None)
+                if not hooks.fns and not hooks.retain:  # nothing left: backprop may skip the table
+                    del _variable_hooks[var]
 
 
 # =============================================================================
@@ -156,12 +175,14 @@ def notify(observers, name, *args):
 def host_operation(fn):
     """Decorator for an operation on raw arrays outside the graph (``Optimizer.update``, gradient
     clipping): an observer with ``on_host_call(wrapper, args, kwargs)`` and
-    ``on_host_return()`` sees the call as one unit (``static_graph`` records
+    ``on_host_return(result)`` sees the call as one unit (``static_graph`` records
     it to run it again, instead of recording what happens inside it).
 
     ``on_host_call`` may return a replacement ``(args, kwargs)`` (a generator
-    argument made a list, so the call can be repeated).  Without observers
-    the wrapper costs one test of a module global.
+    argument made a list, so the call can be repeated); ``on_host_return`` gets
+    the call's result (None if it raised) and returns what the caller gets
+    (``static_graph`` marks a returned norm as a value of the step).  Without
+    observers the wrapper costs one test of a module global.
     """
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -173,8 +194,12 @@ def host_operation(fn):
             if replaced is not None:
                 args, kwargs = replaced
         try:
-            return fn(*args, **kwargs)
-        finally:
+            result = fn(*args, **kwargs)
+        except BaseException:
             for observer in reversed(observers):
-                observer.on_host_return()
+                observer.on_host_return(None)
+            raise
+        for observer in reversed(observers):
+            result = observer.on_host_return(result)
+        return result
     return wrapper

@@ -209,6 +209,57 @@ def in_place_paths(comm, out_dir):
     np.savez(os.path.join(out_dir, f'inplace_{comm.rank}.npz'), **record)
 
 
+def change_layout(model, mode):
+    """Issue 34: a parameter's dtype or shape changed (on one rank, or on all) after setup."""
+    if mode in ('dtype_change', 'agree_dtype'):
+        model.l1.W.data = model.l1.W.data.astype(np.float32)
+    elif mode == 'shape_change':
+        model.l2.b.data = model.l2.b.data.reshape(1, 10)  # the forward pass still broadcasts it
+
+
+def mismatched_collectives(comm, mode):
+    """Issue 34: ``mean`` / ``allgather_array`` of other shapes on rank 1, after one agreed call."""
+    if mode == 'mean_shapes':
+        comm.mean(1.0)
+        comm.mean(np.ones(3 if comm.rank == 1 else 2))
+    else:
+        comm.allgather_array(np.zeros(2))
+        comm.allgather_array(np.zeros(3 if comm.rank == 1 else 2))
+    print('finished', comm.rank)
+
+
+def agreed_changes(comm, out_dir):
+    """Every rank changes shapes and dtypes at the same time: the ranks agree anew and go on.
+
+    Records ``mean`` and ``allgather_array`` of changing shapes, and the parameters of the
+    'sgd' training of ``fail`` where every rank makes ``l1/W`` float32 after step 2 and rank 1
+    alone replaces ``l2/b`` by a new Parameter before step 3 (broadcast: step 3 is skipped).
+    """
+    record = {}
+    values = [2.0 + comm.rank, np.arange(3.0) * (comm.rank + 1), 5.0 * comm.rank,
+              np.full((2, 2), float(comm.rank))]
+    for i, v in enumerate(values):
+        record[f'mean{i}'] = np.array(comm.mean(v, weight=comm.rank + 1))
+    for i, v in enumerate([np.arange(2) + comm.rank, np.arange(3.0) * comm.rank,
+                           np.array([comm.rank], dtype=np.int8)]):
+        record[f'gather{i}'] = comm.allgather_array(v)
+    np.random.seed(0)
+    model, optimizer, _ = build('sgd')
+    opt = dist.DataParallel(optimizer, comm)
+    data = DigitsSubset()
+    rows = slice(comm.rank * BATCH, (comm.rank + 1) * BATCH)
+    for k in range(5):
+        if k == 2:
+            change_layout(model, 'agree_dtype')
+        if k == 3 and comm.rank == 1:  # a new Parameter on one rank: every rank broadcasts
+            model.l2.b = Parameter(model.l2.b.data + 1.0)
+        step(model, opt, data.data[rows], data.label[rows])
+    record['skipped'] = np.array(opt.skipped_steps)
+    record.update(snapshot(model, 'final'))
+    np.savez(os.path.join(out_dir, f'agreed_{comm.rank}.npz'), **record)
+    comm.print('agreed', comm.size)
+
+
 def fail(comm, mode):
     np.random.seed(0)
     model, optimizer, _ = build('sgd')
@@ -218,10 +269,13 @@ def fail(comm, mode):
     x, t = DigitsSubset().data[:BATCH], DigitsSubset().label[:BATCH]
     for k in range(1000):
         if k == 2 and comm.rank == 1:
+            change_layout(model, mode)
             if mode == 'raise':
                 raise ValueError('deliberate failure on rank 1')
             if mode == 'die':
                 os._exit(7)
+            if mode == 'die_0':
+                os._exit(0)  # no Python cleanup, no MPI_Finalize: nothing in this rank can act
             if mode == 'context':
                 with comm.abort_on_error():
                     raise KeyError('deliberate failure in a with block')
@@ -239,15 +293,23 @@ def fail(comm, mode):
 
 
 def main(out_dir, mode):
+    if mode.startswith('raise_before_init') and os.environ.get('PMI_RANK') == '1':  # hydra's
+        if mode == 'raise_before_init_mpi':
+            from mpi4py import MPI  # noqa: F401  (MPI runs: the hook can call MPI_Abort)
+        raise ValueError('deliberate failure before init')
     comm = dist.init(abort_on_error=mode != 'context')
-    if mode == 'train':
+    if mode in ('mean_shapes', 'gather_shapes'):
+        mismatched_collectives(comm, mode)
+    elif mode == 'agreed':
+        agreed_changes(comm, out_dir)
+    elif mode == 'train':
         for config in CONFIGS:
             train(comm, out_dir, config)
         mixed_dtypes(comm, out_dir)
         in_place_paths(comm, out_dir)
         comm.print('trained', comm.size)
     else:
-        fail(comm, mode)
+        fail(comm, 'raise' if mode.startswith('raise_before_init') else mode)
 
 
 if __name__ == '__main__':
