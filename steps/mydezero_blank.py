@@ -94,8 +94,46 @@ def _segment(lines, node):
     return ''.join(lines[_start(node) - 1:node.end_lineno])
 
 
+# docstring이 없는 부품의 수식 (이름 -> 설명). 없으면 _made_doc의 일반 문구
+MATH_DOCS = {
+    'Square.backward': 'y = x^2: dL/dx = gy * 2x (모양은 x와 같다).',
+    'Exp.backward': 'y = exp(x): dL/dx = gy * exp(x) = gy * y.',
+    'Add.backward': 'y = x0 + x1: dL/dx0 = gy, dL/dx1 = gy.',
+    'Mul.backward': 'y = x0 * x1: dL/dx0 = gy * x1, dL/dx1 = gy * x0.',
+    'Neg.backward': 'y = -x: dL/dx = -gy.',
+    'Sub.backward': 'y = x0 - x1: dL/dx0 = gy, dL/dx1 = -gy.',
+    'Div.backward': 'y = x0 / x1: dL/dx0 = gy / x1, dL/dx1 = gy * (-x0 / x1^2).',
+    'Pow.backward': 'y = x^c: dL/dx = gy * c * x^(c-1).',
+    'Sin.backward': 'y = sin(x): dL/dx = gy * cos(x).',
+    'Cos.backward': 'y = cos(x): dL/dx = gy * -sin(x).',
+    'Log.backward': 'y = log(x): dL/dx = gy / x.',
+    'Tanh.backward': 'y = tanh(x): dL/dx = gy * (1 - y^2).',
+    'Reshape.backward': 'dL/dx = gy를 x의 모양으로 reshape.',
+    'Transpose.backward': ('y = x.transpose(axes): dL/dx = gy.transpose(axes의 역순열)\n'
+                           '        (axes가 None이면 그냥 전치).'),
+    'Sum.backward': ('y = sum(x, axis, keepdims): dL/dx = gy를 x의 모양으로 broadcast_to\n'
+                     '        (keepdims=False로 사라진 축은 먼저 되살린다: reshape_sum_backward).'),
+    'SumTo.backward': 'y = sum_to(x, shape): dL/dx = broadcast_to(gy, x의 모양).',
+    'BroadcastTo.backward': 'y = broadcast_to(x, shape): dL/dx = sum_to(gy, x의 모양).',
+    'MatMul.backward': ('y = x W (x (N, D), W (D, H)): dL/dx = gy W^T (N, D),\n'
+                        '        dL/dW = x^T gy (D, H).'),
+    'MeanSquaredError.backward': ('y = sum((x0 - x1)^2) / N: dL/dx0 = gy * 2(x0 - x1) / N,\n'
+                                  '        dL/dx1 = -dL/dx0.'),
+    'Linear.backward': ('y = x W + b: dL/dx = gy W^T, dL/dW = x^T gy,\n'
+                        '        dL/db = sum_to(gy, b의 모양) (b가 None이면 None).'),
+    'Sigmoid.backward': 'y = 1 / (1 + exp(-x)): dL/dx = gy * y * (1 - y).',
+    'GetItem.backward': 'y = x[slices]: dL/dx = 0으로 채운 x 모양에 gy를 slices 자리에 더한다.',
+    'Softmax.backward': 'y = softmax(x): dL/dx = y * gy - y * sum(y * gy, axis, keepdims=True).',
+    'ReLU.backward': 'y = max(x, 0): dL/dx = gy * (x > 0).',
+    'MatMul.forward': 'x (N, D) @ W (D, H) -> (N, H).',
+    'Sum.forward': 'x.sum(axis, keepdims). 역전파를 위해 x의 모양을 적어 둔다.',
+}
+
+
 def _made_doc(qual):
     """docstring이 없는 부품에 적는 짧은 설명."""
+    if qual in MATH_DOCS:
+        return MATH_DOCS[qual]
     name = qual.rsplit('.', 1)[-1]
     owner = qual.rsplit('.', 1)[0] if '.' in qual else None
     if name == 'forward':

@@ -350,3 +350,11 @@ def test_check_package_on_the_command_line(tmp_path):
                        (['package', '41'], '단계와 폴더를 주세요')):
         bad = _check_cli(*args)
         assert bad.returncode == 2 and said in bad.stderr and 'Traceback' not in bad.stderr
+
+
+def test_check_package_of_a_step_without_pieces_runs_only_the_script(tmp_path):
+    assert _tool(24, tmp_path, '--blank').returncode == 0
+    done = _check_cli('package', 24, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == ('24단계에는 패키지에 더한 부품이 없습니다: 단계 스크립트의 출력만 봅니다.\n'
+                           'step24.py의 출력이 정답과 같습니다.\n')
