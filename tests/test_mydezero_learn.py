@@ -358,3 +358,22 @@ def test_check_package_of_a_step_without_pieces_runs_only_the_script(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout == ('24단계에는 패키지에 더한 부품이 없습니다: 단계 스크립트의 출력만 봅니다.\n'
                            'step24.py의 출력이 정답과 같습니다.\n')
+
+
+def test_a_stub_no_case_calls_still_fails_by_name(tmp_path):
+    """Model.plot (it needs Graphviz) has no case; left as a stub, the check still names it."""
+    assert _tool(45, tmp_path, '--blank').returncode == 0
+    fill(45, tmp_path)
+    ok, message = _grade(45, tmp_path)
+    assert ok, message
+    path = tmp_path / 'mydezero' / 'models.py'
+    text = path.read_text(encoding='utf-8')
+    blank = mydezero_at.package_at(45, blank=True)['models.py']
+    ref, stub = (mydezero_blank.pieces(ast.parse(t))['Model.plot'] for t in (text, blank))
+    lines, stub_lines = text.splitlines(keepends=True), blank.splitlines(keepends=True)
+    lines[ref.lineno - 1:ref.end_lineno] = stub_lines[stub.lineno - 1:stub.end_lineno]
+    path.write_text(''.join(lines), encoding='utf-8')
+    ok, message = _grade(45, tmp_path)
+    assert not ok
+    assert "틀린 확인: 45단계까지 채우지 않은 빈칸 (raise NotImplementedError 줄)\n" in message
+    assert "받은 값: ['models.py: Model.plot (45단계)']" in message

@@ -14,6 +14,7 @@ N단계의 확인 함수 ``check(t)``에서 ``t.m``은 확인할 ``mydezero`` �
 """
 import importlib
 import os
+import re
 import tempfile
 
 import numpy as np
@@ -29,11 +30,31 @@ STEPS = {}  # 단계 -> (제목, 확인 함수)
 
 
 def step(n, title):
-    """N단계의 확인 함수를 등록한다."""
+    """N단계의 확인 함수를 등록한다. 끝에 "N단계까지의 빈칸이 남지 않았다"를 더한다(확인
+    함수가 부르지 않는 부품도, 빈칸 그대로이면 여기서 틀린다)."""
     def register(check):
-        STEPS[n] = (f'{n}단계: {title}', check)
+        def with_stub_scan(t):
+            check(t)
+            _no_stub_left(t, n)
+        STEPS[n] = (f'{n}단계: {title}', with_stub_scan)
         return check
     return register
+
+
+STUB = re.compile(r"raise NotImplementedError\('(\d+)단계: ([\w.]+)을\(를\) (?:채우|고치)세요'\)")
+
+
+def _no_stub_left(t, n):
+    """패키지의 파일에 N단계까지의 빈칸(mydezero_at.py --blank의 raise 줄)이 남았는가."""
+    with t.part('남은 빈칸 찾기'):
+        folder = os.path.dirname(os.path.abspath(mod('').__file__))
+        left = []
+        for name in sorted(os.listdir(folder)):
+            if name.endswith('.py'):
+                with open(os.path.join(folder, name), encoding='utf-8', errors='replace') as f:
+                    left += [f'{name}: {m.group(2)} ({m.group(1)}단계)'
+                             for m in STUB.finditer(f.read()) if int(m.group(1)) <= n]
+    t.equal(f'{n}단계까지 채우지 않은 빈칸 (raise NotImplementedError 줄)', left, [])
 
 
 def mod(name):
