@@ -257,6 +257,37 @@ def _read_mark(target):
     return mark if ok else None
 
 
+def _keep_plan(n, target):
+    """--keep이 쓸 것 {파일 이름: (새 내용, '새 파일' 또는 '더함')}과 못 하는 까닭의 목록."""
+    planned, problems = {}, []
+    for name in source_files():
+        parsed = parse(os.path.join(SOURCE, name))
+        if n < parsed[0]:
+            continue
+        path = os.path.join(target, name)
+        if n == parsed[0]:
+            if os.path.lexists(path):
+                problems.append(f'{name}: {n}단계에 새로 생기는 파일인데 이미 있다 (옮기거나 '
+                                '지운 뒤 다시 하세요).')
+            else:
+                planned[name] = (mydezero_blank.blank_file(n, parsed), '새 파일')
+            continue
+        try:
+            with open(path, encoding='utf-8') as f:
+                text = f.read()
+            done = mydezero_blank.keep_file(n, parsed, text, name)
+        except FileNotFoundError:
+            problems.append(f'{name}: {n - 1}단계에 있어야 할 파일이 없다.')
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(f'{name}: 읽을 수 없다 ({e}).')
+        except mydezero_blank.PlaceError as e:
+            problems.append(str(e))
+        else:
+            if done != text:
+                planned[name] = (done, '더함')
+    return planned, problems
+
+
 def keep_package(n, outdir):
     """학습자가 N-1단계까지 채운 outdir/mydezero/에 N단계의 새 빈칸만 더한다.
 
@@ -278,46 +309,18 @@ def keep_package(n, outdir):
     if mark['step'] != n - 1:
         raise TargetError(f'{target}: 이 패키지는 {mark["step"]}단계다. --keep은 한 단계씩 '
                           f'나아간다: 먼저 {mark["step"] + 1}단계를 --blank --keep으로.')
-    planned, problems = {}, []
-    for name in source_files():
-        parsed = parse(os.path.join(SOURCE, name))
-        if n < parsed[0]:
-            continue
-        path = os.path.join(target, name)
-        if n == parsed[0]:
-            if os.path.lexists(path):
-                problems.append(f'{name}: {n}단계에 새로 생기는 파일인데 이미 있다 (옮기거나 '
-                                '지운 뒤 다시 하세요).')
-            else:
-                planned[name] = (mydezero_blank.blank_file(n, parsed), '새 파일')
-            continue
-        try:
-            with open(path, encoding='utf-8') as f:
-                text = f.read()
-        except FileNotFoundError:
-            problems.append(f'{name}: {n - 1}단계에 있어야 할 파일이 없다.')
-            continue
-        except (OSError, UnicodeDecodeError) as e:
-            problems.append(f'{name}: 읽을 수 없다 ({e}).')
-            continue
-        try:
-            done = mydezero_blank.keep_file(n, parsed, text, name)
-        except mydezero_blank.PlaceError as e:
-            problems.append(str(e))
-            continue
-        if done != text:
-            planned[name] = (done, '더함')
+    planned, problems = _keep_plan(n, target)
     if problems:
         raise TargetError(f'{target}: {n}단계의 빈칸을 더하지 못했다. 아무것도 바꾸지 '
                           '않았다.\n  ' + '\n  '.join(problems))
     for name, (text, _) in planned.items():
         _write_atomic(os.path.join(target, name), text)
+    names = set(mark['files']) | set(planned)
     files = {}
-    for name in mark['files']:
-        if name in planned or os.path.isfile(os.path.join(target, name)):
-            with open(os.path.join(target, name), encoding='utf-8') as f:
+    for name in sorted(names):
+        if os.path.isfile(os.path.join(target, name)):
+            with open(os.path.join(target, name), encoding='utf-8', errors='replace') as f:
                 files[name] = f.read()
-    files.update({name: text for name, (text, _) in planned.items()})
     _write_mark(target, n, files, {'blank': True, 'kept': True})
     return {name: how for name, (_, how) in planned.items()}
 

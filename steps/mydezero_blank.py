@@ -21,6 +21,7 @@ import ast
 
 # (단계, 부품) -> 무엇을 바꾸는가. 없으면 일반 문구 (docs/tutorial/mydezero.md의 diff를 보라)
 CHANGE_HINTS = {
+    45: '층 안의 층: Parameter만이 아니라 Layer도 이름을 모은다 (params()가 그 안까지 내려간다)',
     40: '브로드캐스트: x0와 x1의 모양이 다르면 기울기를 sum_to로 각 입력의 모양에 맞춘다',
     52: 'NumPy만이 아니라 CuPy에서도: np 대신 cuda.get_array_module(...)로 고른 xp를 쓴다',
 }
@@ -388,9 +389,6 @@ def keep_file(n, parsed, text, name):
     prev, now, flags = versions(parsed, n)
     learner = _Learner(text, name)
     new, changed, in_place = plan(n, prev, now, flags)
-    tree = ast.parse(now)
-    now_lines, prev_lines = now.splitlines(keepends=True), prev.splitlines(keepends=True)
-    prev_tree = ast.parse(prev)
     have = pieces(learner.tree)
     for qual in new:
         if qual in have:
@@ -400,8 +398,26 @@ def keep_file(n, parsed, text, name):
     for qual in in_place:
         node = changed[qual][0]
         skip.update(range(_start(node), node.end_lineno + 1))
-    inserts = []
+    inserts = _run_inserts(n, parsed, (prev, now, flags), skip, learner)
+    for qual in sorted(in_place, key=lambda q: changed[q][0].lineno):
+        inserts.append(_mark_change(n, qual, learner))
+    lines = list(learner.lines)
+    if lines and not lines[-1].endswith('\n'):
+        lines[-1] += '\n'
+    # 뒤에서부터 넣는다; 같은 자리이면 뒤의 덩어리를 먼저 (원본의 순서대로 남게)
+    for _, line, body in sorted(((i, line, body) for i, (line, body) in enumerate(inserts)),
+                                key=lambda x: (x[1], x[0]), reverse=True):
+        lines[line:line] = body
+    return ''.join(lines)
+
+
+def _run_inserts(n, parsed, texts, skip, learner):
+    """[(학습자 파일의 줄, 넣을 줄들)]: N단계의 새 줄 덩어리마다 (빈칸으로 바꾼 것)."""
+    prev, now, flags = texts
+    tree, prev_tree = ast.parse(now), ast.parse(prev)
+    now_lines, prev_lines = now.splitlines(keepends=True), prev.splitlines(keepends=True)
     repl = replacements(n, prev, now, flags)
+    inserts = []
     for run in _runs(parsed, n, flags, skip):
         what = f'{n}단계의 {_run_names(tree, run[1], run[2])}'
         body = _render(now_lines, run[1], run[2], repl)
@@ -411,14 +427,7 @@ def keep_file(n, parsed, text, name):
         if not scope and now_lines[run[1] - 1].strip():  # 모듈 맨 위: 앞 부품의 빈 줄 뒤로
             line = learner.after(line)
         inserts.append((line, body))
-    for qual in sorted(in_place, key=lambda q: changed[q][0].lineno):
-        inserts.append(_mark_change(n, qual, learner))
-    lines = list(learner.lines)
-    if lines and not lines[-1].endswith('\n'):
-        lines[-1] += '\n'
-    for line, body in sorted(inserts, key=lambda x: x[0], reverse=True):
-        lines[line:line] = body
-    return ''.join(lines)
+    return inserts
 
 
 def _mark_change(n, qual, learner):

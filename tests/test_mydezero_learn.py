@@ -209,6 +209,11 @@ def walked(tmp_path_factory):
 def test_the_walk_grades_each_step_and_keep_only_adds(walked):
     folder, grades, only_added = walked
     assert only_added == []
+    # every line of the finished reference is there, in order (the rest: superseded old code)
+    for name, text in mydezero_at.package_at(60).items():
+        mine = (folder / 'mydezero' / name).read_text(encoding='utf-8').splitlines()
+        assert _is_subsequence([x for x in text.splitlines() if x.strip()],
+                               [x for x in mine if x.strip()]), name
     for n in STEPS:
         ok, message = grades[n, 'filled']
         assert ok, f'step {n} filled: {message}'
@@ -377,3 +382,18 @@ def test_a_stub_no_case_calls_still_fails_by_name(tmp_path):
     assert not ok
     assert "틀린 확인: 45단계까지 채우지 않은 빈칸 (raise NotImplementedError 줄)\n" in message
     assert "받은 값: ['models.py: Model.plot (45단계)']" in message
+
+
+def test_keep_puts_two_pieces_with_the_same_anchor_in_the_reference_order(tmp_path):
+    source = tmp_path / 'm.py'
+    source.write_text('#@ file step 30\ndef a():\n    return 1\n#@ step 31\n\n\ndef b():\n'
+                      '    """b"""\n    return 2\n#@ end\n#@ step 30-30\n\n#@ end\n#@ step 31\n\n\n'
+                      'def c():\n    """c"""\n    return 3\n#@ end\n', encoding='utf-8')
+    parsed = mydezero_at.parse(str(source))
+    learner = 'def a():\n    # mine\n    return 1\n'
+    done = mydezero_blank.keep_file(31, parsed, learner, 'm.py')
+    assert done.startswith(learner)
+    assert done.index('def b():') < done.index('def c():')
+    assert "raise NotImplementedError('31단계: b을(를) 채우세요')" in done
+    assert "raise NotImplementedError('31단계: c을(를) 채우세요')" in done
+    ast.parse(done)
