@@ -163,7 +163,7 @@ def stub_body(n, qual, node, lines, old=None):
     if old is None:
         return out + [f"{pad}raise NotImplementedError('{n}단계: {qual}을(를) 채우세요')\n"]
     hint = CHANGE_HINTS.get(n, f'docs/tutorial/mydezero.md의 {n}단계 diff를 보세요')
-    return out + [f'{pad}# {n}단계: 이 부품을 고치세요 ({hint}).\n',
+    return out + [f'{pad}# {n}단계: 이 부품을 고치세요.\n', f'{pad}# ({hint})\n',
                   f'{pad}# 아래는 {n - 1}단계까지의 코드다. 고친 뒤 raise 줄을 지운다.\n',
                   f"{pad}raise NotImplementedError('{n}단계: {qual}을(를) 고치세요')\n"] + old
 
@@ -441,6 +441,6 @@ def _mark_change(n, qual, learner):
     stmts = node.body[1:] if doc else node.body
     pad = _indent(learner.lines, node)
     hint = CHANGE_HINTS.get(n, f'docs/tutorial/mydezero.md의 {n}단계 diff를 보세요')
-    return line, [f'{pad}# {n}단계: 이 부품을 고치세요 ({hint}).\n',
+    return line, [f'{pad}# {n}단계: 이 부품을 고치세요.\n', f'{pad}# ({hint})\n',
                   f'{pad}# 고친 뒤 아래 raise 줄을 지운다.\n',
                   f"{pad}raise NotImplementedError('{n}단계: {qual}을(를) 고치세요')\n"]

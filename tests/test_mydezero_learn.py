@@ -55,11 +55,14 @@ def _files(folder):
             for p in sorted((folder / 'mydezero').glob('*.py'))}
 
 
-def fill(n, folder):
+def fill(n, folder, files=None):
     """Fill step n's stubs in folder/mydezero with the reference bodies, piece by piece: each
-    piece the tool names is replaced by the reference's definition of that piece (AST)."""
+    piece the tool names is replaced by the reference's definition of that piece (AST).
+    ``files``: only these files of the package."""
     reference = mydezero_at.package_at(n)
     for name, quals in mydezero_at.blank_pieces(n).items():
+        if files is not None and name not in files:
+            continue
         path = folder / 'mydezero' / name
         ref_lines = reference[name].splitlines(keepends=True)
         ref_pieces = mydezero_blank.pieces(ast.parse(reference[name]))
@@ -124,7 +127,7 @@ def test_a_changed_piece_keeps_the_old_code_under_a_comment_and_raise():
     body = ast.unparse(add)
     assert "raise NotImplementedError('40단계: Add.backward을(를) 고치세요')" in body
     assert 'gx0, gx1 = (gy, gy)' in body  # the step-39 code, below the raise
-    assert '40단계: 이 부품을 고치세요 (브로드캐스트' in text
+    assert '# 40단계: 이 부품을 고치세요.\n        # (브로드캐스트: ' in text
 
 
 def test_steps_without_pieces_say_so_and_check_only_the_script(tmp_path):
@@ -397,3 +400,33 @@ def test_keep_puts_two_pieces_with_the_same_anchor_in_the_reference_order(tmp_pa
     assert "raise NotImplementedError('31단계: b을(를) 채우세요')" in done
     assert "raise NotImplementedError('31단계: c을(를) 채우세요')" in done
     ast.parse(done)
+
+
+def test_keep_marks_a_changed_piece_in_the_learners_own_function(tmp_path):
+    assert _tool(39, tmp_path, '--blank').returncode == 0
+    fill(39, tmp_path)
+    path = tmp_path / 'mydezero' / 'core.py'
+    mine = path.read_text(encoding='utf-8').replace(
+        '        gx0, gx1 = gy, gy\n', '        gx0, gx1 = gy, gy  # 내 주석\n')
+    path.write_text(mine, encoding='utf-8')
+    done = _tool(40, tmp_path, '--blank', '--keep')
+    assert done.returncode == 0, done.stderr
+    text = path.read_text(encoding='utf-8')
+    add = mydezero_blank.pieces(ast.parse(text))['Add.backward']
+    body = text.splitlines(keepends=True)[add.lineno - 1:add.end_lineno]
+    assert body == ['    def backward(self, gy):\n',
+                    '        # 40단계: 이 부품을 고치세요.\n',
+                    '        # (브로드캐스트: x0와 x1의 모양이 다르면 기울기를 sum_to로 각 입력의 모양에 '
+                    '맞춘다)\n',
+                    '        # 고친 뒤 아래 raise 줄을 지운다.\n',
+                    "        raise NotImplementedError('40단계: Add.backward을(를) 고치세요')\n",
+                    '        gx0, gx1 = gy, gy  # 내 주석\n',
+                    '        return gx0, gx1\n']
+    assert _is_subsequence(mine.splitlines(), text.splitlines())
+    fill(40, tmp_path, files=['functions.py', 'utils.py'])  # the new pieces, not core.py's
+    ok, message = _grade(40, tmp_path)
+    assert not ok
+    assert "NotImplementedError: 40단계: Add.forward을(를) 고치세요" in message, message
+    fill(40, tmp_path)
+    ok, message = _grade(40, tmp_path)
+    assert ok, message
