@@ -259,7 +259,10 @@ def _check(*args, cwd, timeout=300):
 def test_check_py_as_a_learner_runs_it(tmp_path):
     listed = _check('--list', cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.split('\n')[:-1] == IDS
+    lines = listed.stdout.split('\n')[:-1]
+    assert [line.split('\t')[0] for line in lines if not line.startswith('package ')] == IDS
+    assert [line.split('\t')[1] for line in lines[:len(IDS)]] == \
+        [exercises.get(i).title for i in IDS]
 
     stub = _check('stage4.6', '--stub', cwd=tmp_path)
     assert stub.returncode == 0 and stub.stdout == exercises.get('stage4.6').stub

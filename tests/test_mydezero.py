@@ -26,6 +26,11 @@ from _subproc import ROOT
 STEPS_DIR = ROOT / 'steps'
 PACKAGE_DIR = STEPS_DIR / 'mydezero'
 sys.path.insert(0, str(STEPS_DIR))
+# MYDEZERO_UNDER_TEST=폴더: the (c) tests run on 폴더/mydezero instead (tests/test_mydezero_learn.py
+# runs them on a package a learner built with --blank/--keep)
+UNDER_TEST = os.environ.get('MYDEZERO_UNDER_TEST')
+if UNDER_TEST:
+    sys.path.insert(0, UNDER_TEST)
 
 import mydezero as dezero  # noqa: E402  (the finished package, as a learner's DeZero code would)
 import mydezero.functions as F  # noqa: E402
@@ -123,6 +128,12 @@ def test_snapshot_runner_catches_a_step_that_needs_a_later_piece(tmp_path, monke
 
 # ---------------------------------------------------------------------------
 # helpers for (c)
+
+def test_package_under_test_is_the_one_named():
+    expected = (os.path.join(os.path.realpath(UNDER_TEST), 'mydezero') if UNDER_TEST
+                else os.path.realpath(PACKAGE_DIR))
+    assert os.path.dirname(os.path.realpath(dezero.__file__)) == expected
+    assert os.path.realpath(mydezero_at.__file__) == os.path.realpath(STEPS_DIR / 'mydezero_at.py')
 
 def central_difference(f, x, eps=1e-6):
     """d sum(f(x)) / dx by central differences on a float64 copy (f takes an ndarray)."""
@@ -493,6 +504,7 @@ def tool(tmp_path):
     copy = tmp_path / 'repo' / 'steps'
     shutil.copytree(PACKAGE_DIR, copy / 'mydezero', ignore=shutil.ignore_patterns('__pycache__'))
     shutil.copy(STEPS_DIR / 'mydezero_at.py', copy)
+    shutil.copy(STEPS_DIR / 'mydezero_blank.py', copy)
     return copy / 'mydezero_at.py'
 
 
@@ -529,7 +541,8 @@ def test_the_tool_never_writes_into_its_own_source(tool, tmp_path, args, where):
     assert 'Traceback' not in done.stderr
     assert '원본 steps/mydezero/에는 쓰지 않는다' in done.stderr or '이름이 비었다' in done.stderr
     assert _tree(source) == before
-    assert sorted(p.name for p in tool.parent.iterdir()) == ['mydezero', 'mydezero_at.py']
+    assert sorted(p.name for p in tool.parent.iterdir()) == ['mydezero', 'mydezero_at.py',
+                                                             'mydezero_blank.py']
 
 
 def test_a_learners_own_package_is_kept_unless_forced(tool, tmp_path):

@@ -51,15 +51,15 @@ import pytest
 from _clone import Writes, git_status, ignored, make_clone
 from _subproc import ROOT, python_env
 
+sys.path.insert(0, str(ROOT / 'steps'))
+from exercises.golden import ATOL, NUMBER, RTOL, compare_line, compare_output  # noqa: E402,F401
+
 STEPS_DIR = ROOT / 'steps'
 GOLDEN_DIR = ROOT / 'tests' / 'golden' / 'steps'
 FROM_SCRATCH_LAST = 22  # steps 01..22 grow their own framework and must not use dezero_kr
 
-RTOL = 1e-6
-ATOL = 1e-9
 TIMEOUT = float(os.environ.get('DEZERO_KR_STEP_TIMEOUT', '120'))
 
-NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?')
 HANGUL = re.compile(r'[\uac00-\ud7a3]')
 STEP_NAME = re.compile(r'step(\d+)$')
 
@@ -109,42 +109,7 @@ def run_step(step, cwd):
 # ---------------------------------------------------------------------------
 # comparison
 
-def _split(line):
-    """'x = 1.5, y = [2. 3.]' -> (['x = ', ', y = [', ' ', ']'], [1.5, 2.0, 3.0])"""
-    texts, numbers, pos = [], [], 0
-    for m in NUMBER.finditer(line):
-        texts.append(line[pos:m.start()])
-        numbers.append(m.group())
-        pos = m.end()
-    texts.append(line[pos:])
-    texts = [re.sub(r' +', ' ', t) for t in texts]
-    texts[-1] = texts[-1].rstrip()
-    return texts, numbers
-
-
-def compare_line(actual, expected):
-    """Return None if the lines match, else a short reason."""
-    a_texts, a_nums = _split(actual)
-    e_texts, e_nums = _split(expected)
-    if a_texts != e_texts or len(a_nums) != len(e_nums):
-        return 'text differs'
-    for a, e in zip(a_nums, e_nums):
-        if abs(float(a) - float(e)) > ATOL + RTOL * abs(float(e)):
-            return f'number {a} != {e}'
-    return None
-
-
-def compare_output(actual, expected):
-    """Return a list of human-readable mismatch descriptions (empty if equal)."""
-    a_lines, e_lines = actual.splitlines(), expected.splitlines()
-    problems = []
-    for i, (a, e) in enumerate(zip(a_lines, e_lines), 1):
-        reason = compare_line(a, e)
-        if reason:
-            problems.append(f'line {i}: {reason}\n  expected: {e!r}\n  actual:   {a!r}')
-    if len(a_lines) != len(e_lines):
-        problems.append(f'{len(a_lines)} lines, golden has {len(e_lines)}')
-    return problems
+# _split, compare_line, compare_output: steps/exercises/golden.py (also used by check.py)
 
 
 # ---------------------------------------------------------------------------
