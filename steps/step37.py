@@ -124,4 +124,4 @@ if __name__ == '__main__':
     rng = np.random.default_rng(37)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
     report('sin (30단계)', sin, RF.sin, a)
-    report('mul (32단계)', mul, lambda u, v: u * v, a, b)
+    report('mul (30단계)', mul, lambda u, v: u * v, a, b)
