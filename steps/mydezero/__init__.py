@@ -6,28 +6,21 @@
 더해졌는지는 `python steps/mydezero_at.py --changes`로 볼 수 있다.
 """
 #@ step 23-29
-is_simple_core = True  # 29단계까지: 기울기가 ndarray인 core_simple
-
 from mydezero.core_simple import Variable  # noqa: E402,F401
 from mydezero.core_simple import Function  # noqa: E402,F401
 from mydezero.core_simple import using_config  # noqa: E402,F401
 from mydezero.core_simple import no_grad  # noqa: E402,F401
 from mydezero.core_simple import as_array  # noqa: E402,F401
 from mydezero.core_simple import as_variable  # noqa: E402,F401
-from mydezero.core_simple import setup_variable  # noqa: E402,F401
 from mydezero.core_simple import Config  # noqa: E402,F401
-from mydezero.core_simple import square, exp  # noqa: E402,F401
 #@ end
 #@ step 30
-is_simple_core = False  # 30단계부터: 기울기도 Variable인 core (고차 미분)
-
 from mydezero.core import Variable  # noqa: E402,F401
 from mydezero.core import Function  # noqa: E402,F401
 from mydezero.core import using_config  # noqa: E402,F401
 from mydezero.core import no_grad  # noqa: E402,F401
 from mydezero.core import as_array  # noqa: E402,F401
 from mydezero.core import as_variable  # noqa: E402,F401
-from mydezero.core import setup_variable  # noqa: E402,F401
 from mydezero.core import Config  # noqa: E402,F401
 #@ end
 #@ step 44

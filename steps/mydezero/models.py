@@ -12,22 +12,6 @@ class Model(L.Layer):
         return utils.plot_dot_graph(y, verbose=True, to_file=to_file)
 
 
-class Sequential(Model):
-    """층(이나 함수)을 차례로: y = f_n(... f_1(f_0(x)))."""
-
-    def __init__(self, *layers):
-        super().__init__()
-        self.layers = []
-        for i, layer in enumerate(layers):
-            setattr(self, 'l' + str(i), layer)
-            self.layers.append(layer)
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
 class MLP(Model):
     """Linear 층을 fc_output_sizes대로 쌓고 사이에 activation을 끼운다 (마지막
     층 뒤에는 없다)."""
