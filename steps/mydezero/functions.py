@@ -11,7 +11,7 @@ from mydezero import cuda
 #@ end
 from mydezero import utils
 from mydezero.core import Function, Variable, as_array, as_variable
-# noqa: F401 (F.add ...)
+# F.add처럼 쓰도록 core의 연산도 이 모듈의 이름으로 내보낸다
 from mydezero.core import add, sub, rsub, mul, div, neg, pow
 #@ step 54
 from mydezero.core import Config
@@ -19,7 +19,7 @@ from mydezero.core import Config
 
 
 # =============================================================================
-# 원소별 함수: sin / cos / tanh / exp / log
+# 원소별 함수: sin / cos / exp / log
 # =============================================================================
 class Sin(Function):
     def forward(self, x):
@@ -153,7 +153,7 @@ def flatten(x):
 
 
 # =============================================================================
-# 합과 브로드캐스트: sum / sum_to / broadcast_to
+# 합과 브로드캐스트
 # =============================================================================
 class Sum(Function):
     def __init__(self, axis, keepdims):
@@ -622,14 +622,14 @@ def min(x, axis=None, keepdims=False):
 
 
 # =============================================================================
-# 합성곱과 풀링 (functions_conv.py에 있다)
+# 합성곱과 풀링 (functions_conv.py에 있다: F.conv2d처럼 쓰도록 여기서 내보낸다)
 # =============================================================================
-from mydezero.functions_conv import conv2d  # noqa: E402,F401
-from mydezero.functions_conv import deconv2d  # noqa: E402,F401
-from mydezero.functions_conv import conv2d_simple  # noqa: E402,F401
-from mydezero.functions_conv import im2col  # noqa: E402,F401
-from mydezero.functions_conv import col2im  # noqa: E402,F401
-from mydezero.functions_conv import pooling  # noqa: E402,F401
-from mydezero.functions_conv import pooling_simple  # noqa: E402,F401
-from mydezero.functions_conv import average_pooling  # noqa: E402,F401
+from mydezero.functions_conv import conv2d
+from mydezero.functions_conv import deconv2d
+from mydezero.functions_conv import conv2d_simple
+from mydezero.functions_conv import im2col
+from mydezero.functions_conv import col2im
+from mydezero.functions_conv import pooling
+from mydezero.functions_conv import pooling_simple
+from mydezero.functions_conv import average_pooling
 #@ end

@@ -1,5 +1,5 @@
 #@ file step 45
-"""모델: 층을 모은 Layer (45단계부터). MLP(45), VGG16(58), SimpleRNN(59)."""
+"""모델: 층을 모은 Layer (45단계부터). 처음에는 MLP 하나다."""
 import mydezero.functions as F
 import mydezero.layers as L
 from mydezero import utils
