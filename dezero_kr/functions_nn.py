@@ -31,7 +31,7 @@ import numpy as np
 
 from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, sum_to as _sum_to_array, widen
-from dezero_kr.core import Config, Function, Variable, as_variable, state_lock
+from dezero_kr.core import Config, Function, Variable, as_variable, no_grad, state_lock
 from dezero_kr.operators import (Elementwise, add_tangents, as_grad, broadcast_to, cached_or_rebuilt,
                                  get_item, matmul, operands, reshape, sum, sum_to)
 from dezero_kr.functions_math import Masking, clip, exp, log, mean, stack, tanh
@@ -832,16 +832,35 @@ def cross_entropy(p, t):
     return -sum(t * log_p) / n
 
 
+class _Accuracy(Function):
+    """accuracy's value as an operation, so ``static_graph`` replays its forward at every call
+    (a value computed outside an operation would be a constant of the plan).  Piecewise
+    constant in y: its gradient and tangent are zero (None); ``accuracy`` calls it under
+    ``no_grad``, so its result is a leaf, as before."""
+    __slots__ = ()
+    backward_reads_values = False
+
+    def forward(self, y, t):
+        pred = y.argmax(axis=1)
+        dtype = y.dtype if y.dtype.kind == 'f' else np.float64
+        return _xp(y).asarray((pred == t).mean(), dtype=dtype)
+
+    def backward(self, gy):
+        return None, None
+
+    def jvp(self, dy, dt):
+        return None
+
+
 def accuracy(y, t):
-    """Fraction of rows where ``argmax(y, axis=1) == t`` (not differentiable); a 0-d Variable."""
+    """Fraction of rows where ``argmax(y, axis=1) == t`` (not differentiable); a 0-d Variable
+    with no creator."""
     y_data = y.data if isinstance(y, Variable) else y
     if y_data.ndim != 2:
         raise ValueError(f'accuracy: y must be 2-D (N, C) scores, got shape {y_data.shape}')
     t_data = _check_labels('accuracy', t, y_data.shape, y_data.shape[1])
-    xp = _xp(y_data)
-    pred = y_data.argmax(axis=1)
-    dtype = y_data.dtype if y_data.dtype.kind == 'f' else np.float64
-    return Variable(xp.asarray((pred == t_data).mean(), dtype=dtype))
+    with no_grad():
+        return _Accuracy()(y, t_data)
 
 
 # =============================================================================

@@ -175,12 +175,14 @@ def notify(observers, name, *args):
 def host_operation(fn):
     """Decorator for an operation on raw arrays outside the graph (``Optimizer.update``, gradient
     clipping): an observer with ``on_host_call(wrapper, args, kwargs)`` and
-    ``on_host_return()`` sees the call as one unit (``static_graph`` records
+    ``on_host_return(result)`` sees the call as one unit (``static_graph`` records
     it to run it again, instead of recording what happens inside it).
 
     ``on_host_call`` may return a replacement ``(args, kwargs)`` (a generator
-    argument made a list, so the call can be repeated).  Without observers
-    the wrapper costs one test of a module global.
+    argument made a list, so the call can be repeated); ``on_host_return`` gets
+    the call's result (None if it raised) and returns what the caller gets
+    (``static_graph`` marks a returned norm as a value of the step).  Without
+    observers the wrapper costs one test of a module global.
     """
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -192,8 +194,12 @@ def host_operation(fn):
             if replaced is not None:
                 args, kwargs = replaced
         try:
-            return fn(*args, **kwargs)
-        finally:
+            result = fn(*args, **kwargs)
+        except BaseException:
             for observer in reversed(observers):
-                observer.on_host_return()
+                observer.on_host_return(None)
+            raise
+        for observer in reversed(observers):
+            result = observer.on_host_return(result)
+        return result
     return wrapper

@@ -29,32 +29,38 @@ frees its arrays when it returns, as an eager step (``keep_buffers=True``
 keeps them until the next call replaces each one: its buffers).
 
 What the signature and the guards cover (otherwise the step is traced again):
-argument shapes, dtypes, strides and types (Python scalars by value, other
-objects by identity); ``Config`` (``enable_backprop``, ``train``); each
-parameter the step uses (array type, shape, dtype: ``to_gpu``, a lazily
-created or re-shaped parameter); the state Variables of the step's layers
-(an RNN's ``h``: None or a Variable of a shape); the plain Python values
-(numbers, strings, flags, None) the step can read outside its arguments: in
-closure cells and the globals its code names (and the code of the user's
-functions found there), one level inside objects and dicts found there, and
-the layers' attributes (a loss weight annealed between calls retraces; one
-that changes at every call, more than ``max_cache`` traces in a row with no
-replay between, runs the step eagerly with a warning naming it); the objects
-found in those places by identity (an optimizer or model bound to the name
-again, a layer's new sublayer or parameter, a constant array ``layer.scale``
-replaced); one level inside an object or dict, only the attributes and keys
-the code names.  Plans are cached per signature, at most ``max_cache`` of
-them (least recently used dropped); ``.stats`` counts traces, replays, eager
-calls and evictions.
+argument shapes, dtypes, strides and types (Python scalars by value, bit for
+bit: ``-0.0`` is not ``0.0``; other objects by identity); ``Config``
+(``enable_backprop``, ``train``); each parameter the step uses (array type,
+shape, dtype: ``to_gpu``, a lazily created or re-shaped parameter); the state
+Variables of the step's layers (an RNN's ``h``: None or a Variable of a
+shape); the plain Python values (numbers, strings, flags, None) the step can
+read outside its arguments, and the objects there by identity (an optimizer
+or model bound to the name again, a layer's new sublayer or parameter, a
+constant array ``layer.scale`` replaced).  "Outside its arguments": closure
+cells, the globals its code names, default arguments, a ``functools.partial``'s
+arguments, a callable object's ``self``, what a ``functools.wraps`` decorator
+or a ``static_graph`` wraps, and the same in the user's functions and methods
+called from there (three calls deep) and in the user's layers' ``forward``;
+one level inside what is found there (the attributes and keys the code names:
+of objects, classes, user modules, dict and object arguments; the class
+attributes an instance reads; the items of a list of up to 64); the layers'
+attributes.  A loss weight annealed between calls retraces; one that changes
+at every call, more than ``max_cache`` traces in a row with no replay
+between, runs the step eagerly with a warning naming it.  Plans are cached per
+signature, at most ``max_cache`` of them (least recently used dropped);
+``.stats`` counts traces, replays, eager calls and evictions.
 
 Values are read fresh at every replay: parameters through the Parameter
 objects (``load_weights`` replaces ``.data``: the replay reads the new array),
 the layers' state Variables from their attributes (and written back, as the
-layer does), arrays captured by the step (by identity).
+layer does), arrays captured by the step (by identity), and what host
+operations return (``clip_grad_norm``'s norm: an output of the replay; a
+Python branch on it is a value read, below).
 
 The traps, detected while tracing (the step then runs eagerly for that
 signature, with one ``StaticGraphWarning`` naming the line, or ``strict=True``
-raises ``StaticGraphError``):
+raises ``StaticGraphError`` once the trace is undone: see ``_Undo``):
 
 * values used by Python: during the trace every array of the step (arguments,
   parameters, results) is a ``_Traced`` ndarray; ``bool``, ``float``, ``int``,
@@ -80,7 +86,9 @@ raises ``StaticGraphError``):
   ``forward``, which draws fresh numbers: the same draws as eager under the
   same seed;
 * a Variable computed by the step and kept with its graph (not unchained), a
-  hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``.
+  hook or ``retain_grad`` on an intermediate, ``create_graph``, ``autograd.grad``;
+* GPU (CuPy) arrays among the arguments or parameters: only NumPy arrays are
+  traced and replayed (found before the trace: the step is not traced at all).
 
 A replay returns new leaf Variables around fresh arrays (nothing aliases a
 later replay).  If a replay raises, the batch norm running statistics and the
@@ -91,24 +99,28 @@ them (keeping the old ones would hold a second set of gradients in memory).
 A static step holds a lock while it replays or traces; other threads keep
 using the model eagerly (the recording observes only its own thread).
 """
+import builtins
 import collections
 import copy
 import ctypes
 import dis
+import functools
 import inspect
 import itertools
+import keyword
 import math
 import os
 import random
-import re
 import sys
+import sysconfig
 import threading
+import unicodedata
 import warnings
 import weakref
 
 import numpy as np
 
-from dezero_kr import core
+from dezero_kr import core, cuda
 from dezero_kr import functions_math as _fm
 from dezero_kr import functions_nn as _fnn
 from dezero_kr import hooks as _hooks
@@ -210,6 +222,11 @@ _SHAPE_ONLY = frozenset(getattr(np, n) for n in (
     'may_share_memory', 'shares_memory', 'isfortran') if hasattr(np, n))
 
 
+def _rebuilt(cls, items):
+    """A list, tuple or named tuple of class ``cls`` holding ``items``."""
+    return cls(*items) if hasattr(cls, '_fields') else cls(items)
+
+
 def _traced_result(out):
     """What user code gets from NumPy while tracing: arrays and NumPy scalars as ``_Traced``
     (NumPy drops the subclass in ``np.nonzero``, ``t[0]``, ``argmax``, ``np.dot`` of vectors...),
@@ -221,8 +238,7 @@ def _traced_result(out):
         out._scalar = True  # returned from the step as the NumPy scalar it was
         return out
     if isinstance(out, tuple):
-        return type(out)(_traced_result(o) for o in out) if type(out) is tuple else type(out)(
-            *(_traced_result(o) for o in out))  # a named tuple (np.unique_all)
+        return _rebuilt(type(out), [_traced_result(o) for o in out])
     if isinstance(out, list):
         return [_traced_result(o) for o in out]
     return out
@@ -508,15 +524,22 @@ class _Recorder:
         # Iterators (model.params()) are made lists: the replay makes the same call again.
         args = tuple(list(a) if _is_iterator(a) else a for a in args)
         kwargs = {k: list(v) if _is_iterator(v) else v for k, v in kwargs.items()}
-        self.events.append(('host', fn, args, kwargs))
+        self.host_result = []  # filled on return: the call's result, as the step got it
+        self.events.append(('host', fn, args, kwargs, self.host_result))
         self.before_host()
         return args, kwargs
 
-    def on_host_return(self):
+    def on_host_return(self, result):
+        """The step gets a host operation's numbers (a gradient norm) as ``_Traced`` values:
+        a branch on one is a value read, and returning one makes it an output of the replay."""
         self.host_depth -= 1
-        if not self.host_depth:
-            self.after_host()
-            self.sync_rng()
+        if self.host_depth:
+            return result
+        self.after_host()
+        self.sync_rng()
+        result = _host_traced(result)
+        self.host_result.append(result)
+        return result
 
     # Set by the tracer: plain arrays for the host call, traced ones again after it.
     def before_host(self):
@@ -524,6 +547,27 @@ class _Recorder:
 
     def after_host(self):
         pass
+
+
+def _host_traced(value):
+    """A host operation's result as the step sees it while tracing: numbers and arrays as
+    ``_Traced`` (that remember the value: the trace returns it), in their lists and tuples."""
+    if isinstance(value, (bool, int, float, complex, np.generic, np.ndarray)):
+        traced = np.asarray(value).view(_Traced)
+        traced._host_value = value
+        return traced
+    if value.__class__ in (list, tuple):
+        return value.__class__(_host_traced(v) for v in value)
+    return value
+
+
+def _host_leaves(value, path=()):
+    """``[(traced value, index path)]`` of a ``_host_traced`` result."""
+    if isinstance(value, _Traced):
+        return [(value, path)]
+    if value.__class__ in (list, tuple):
+        return [leaf for i, v in enumerate(value) for leaf in _host_leaves(v, path + (i,))]
+    return []
 
 
 def _is_iterator(a):
@@ -588,15 +632,27 @@ def _arrays_in(value):
 # =============================================================================
 # State the step reads outside its arguments: layers reachable from fn
 # =============================================================================
-def _layers_of(fn, args, kwargs):
-    """The Layers the step can reach: in its closure, the globals it names, ``self``, its
-    arguments, and one level inside other objects there (a class holding model and optimizer)."""
-    roots = _roots(fn, args, kwargs)
+def _reachable(fn, args, kwargs):
+    """The objects the step can reach: its arguments, what its functions name (closure cells,
+    globals, defaults, ``self``, a partial's arguments: ``_names_of_functions``), and one level
+    inside other objects there (a class holding model and optimizer)."""
+    roots = list(args) + list(kwargs.values()) + [v for v, _ in _names_of_functions(fn, (), args, kwargs)[1]]
     for obj in list(roots):
         if not isinstance(obj, (Layer, list, tuple, dict, type)) and hasattr(obj, '__dict__') \
-                and not inspect.ismodule(obj) and not callable(obj):
+                and not inspect.ismodule(obj) and not inspect.isroutine(obj):
             roots += list(vars(obj).values())
-    layers, seen, stack = [], set(), list(roots)
+    return roots
+
+
+def _optimizers_of(fn, args, kwargs):
+    """The optimizers the step can reach (``_reachable``), each once."""
+    return list({id(o): o for o in _reachable(fn, args, kwargs)
+                 if not isinstance(o, type) and hasattr(o, 'update_one')}.values())
+
+
+def _layers_of(fn, args, kwargs):
+    """The Layers the step can reach (``_reachable``; an optimizer's target), and their sublayers."""
+    layers, seen, stack = [], set(), _reachable(fn, args, kwargs)
     while stack:
         obj = stack.pop()
         if isinstance(obj, (list, tuple)):
@@ -612,33 +668,51 @@ def _layers_of(fn, args, kwargs):
     return layers
 
 
-def _roots(fn, args, kwargs):
-    """Objects the step names: its arguments, ``self`` of a method, closure cells, globals used."""
-    roots = list(args) + list(kwargs.values())
-    func = getattr(fn, '__func__', fn)
-    if getattr(fn, '__self__', None) is not None:
-        roots.append(fn.__self__)
-    code = getattr(func, '__code__', None)
-    if code is None:
-        return roots
-    glb = getattr(func, '__globals__', {})
-    roots += [glb[n] for n in _code_names(code) if n in glb]
-    for cell in (getattr(func, '__closure__', None) or ()):
-        try:
-            roots.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return roots
-
-
-def _code_names(code):
-    """Every global name a code object and the functions defined in it use."""
-    names, stack = set(), [code]
+def _entry_functions(fn, found, tops):
+    """The Python functions that calling ``fn`` runs first: through bound methods,
+    ``functools.partial``, a callable object's ``__call__``, ``__wrapped__`` (a
+    ``functools.wraps`` decorator) and ``static_graph``.  The objects bound on the way
+    (``self``, a partial's arguments) go to ``tops``, a partial's keywords to ``found``."""
+    funcs, stack, seen = [], [fn], set()
     while stack:
-        c = stack.pop()
-        names.update(c.co_names)
-        stack += [k for k in c.co_consts if inspect.iscode(k)]
-    return names
+        f = stack.pop()
+        if id(f) not in seen:
+            seen.add(id(f))
+            if inspect.isfunction(f):
+                funcs.append(f)
+            stack += _called_by(f, found, tops)
+    return funcs
+
+
+def _called_by(f, found, tops):
+    """What calling ``f`` calls (see ``_entry_functions``)."""
+    if isinstance(f, StaticGraph):
+        return [f.fn]
+    if isinstance(f, functools.partial):
+        tops += [(a, f'the argument {i} of a partial') for i, a in enumerate(f.args)]
+        found += [(f.keywords, k, 'item', f'the partial keyword {k!r}', 'all') for k in f.keywords]
+        tops += [(v, k) for k, v in f.keywords.items()]
+        return [f.func]
+    if inspect.ismethod(f):
+        tops.append((f.__self__, 'self'))
+        return [f.__func__]
+    if inspect.isfunction(f):
+        return [f.__wrapped__] if getattr(f, '__wrapped__', None) is not None else []
+    call = getattr(type(f), '__call__', None)  # an object with __call__ (a Layer: forward)
+    if isinstance(f, type) or inspect.isroutine(f) or not inspect.isfunction(call):
+        return []
+    tops.append((f, 'self'))
+    return [] if _internal(call.__code__.co_filename) else [call]
+
+
+def _defaults(func, found):
+    """``[(value, name)]`` of a function's default arguments (``def step(x, m=model)``); the
+    keyword-only ones are guarded as entries of their dict (``found``)."""
+    code, defaults = func.__code__, func.__defaults__ or ()
+    here = list(zip(defaults, code.co_varnames[code.co_argcount - len(defaults):code.co_argcount]))
+    kw = func.__kwdefaults__ or {}
+    found += [(kw, k, 'item', f'the default {k!r}', 'all') for k in kw]
+    return here + [(v, k) for k, v in kw.items()]
 
 
 def _state_slots(layers):
@@ -664,13 +738,72 @@ def _plain_value(v):
 
 
 def _skipped_holder(obj):
-    """Objects whose attributes are not the step's inputs: modules, classes, functions, and
-    optimizers (their update runs again at every replay and reads its own state fresh)."""
-    return (inspect.ismodule(obj) or isinstance(obj, type) or callable(obj)
-            or hasattr(obj, 'update_one'))
+    """Objects whose attributes are not the step's inputs: functions, the modules and classes
+    of libraries (NumPy's, dezero_kr's, the standard library's), and optimizers (their update
+    runs again at every replay and reads its own state fresh)."""
+    return inspect.isroutine(obj) or _library(obj) or hasattr(obj, 'update_one')
 
 
-def _value_sources(fn, layers):
+_LIBRARY_DIRS = tuple({os.path.abspath(p) for p in [os.path.dirname(os.__file__)] + [
+    sysconfig.get_paths()[k] for k in ('stdlib', 'platstdlib', 'purelib', 'platlib')]})
+
+
+def _library(obj):
+    """A module or class of a library (not the user's): a built-in one, NumPy's, dezero_kr's,
+    the standard library's or an installed package's; False for other objects (a notebook's
+    ``__main__`` and a module made at run time are the user's)."""
+    if isinstance(obj, type):
+        obj = sys.modules.get(obj.__module__)
+        if obj is None:
+            return True
+    elif not inspect.ismodule(obj):
+        return False
+    path = getattr(obj, '__file__', None)
+    if path is None:
+        return obj.__name__ in sys.builtin_module_names
+    return _internal(path) or os.path.abspath(path).startswith(_LIBRARY_DIRS)
+
+
+def _inside(obj, name, names):
+    """The sources one level inside ``obj`` that code naming ``names`` (attributes, string and
+    int constants) can read: a dict's entries, a list's items (up to 64), an object's, a
+    class's or a module's attributes, and the class attributes an instance reads."""
+    if isinstance(obj, dict):
+        return [(obj, k, 'item', f'{name}[{k!r}]', 'all') for k in list(obj) if k in names]
+    if obj.__class__ is list:
+        return [(obj, None, 'list', name, 'all')] if len(obj) <= _LIST_ITEMS else []
+    if isinstance(obj, Layer) or _skipped_holder(obj) or not hasattr(obj, '__dict__'):
+        return []
+    own = vars(obj)
+    found = [(obj, k, 'attr', f'{name}.{k}', 'all') for k in list(own) if k in names]
+    if isinstance(obj, type) or inspect.ismodule(obj):
+        return found
+    shadowed = []  # self.beta of a class attribute: the class's, and the instance's own (missing)
+    for klass in type(obj).__mro__:
+        if not _library(klass):
+            keys = [k for k in list(vars(klass)) if k in names and k not in own and _plain_value(vars(klass)[k])]
+            found += [(klass, k, 'attr', f'{klass.__name__}.{k}', 'all') for k in keys]
+            shadowed += [(obj, k, 'attr', f'{name}.{k}', 'all') for k in keys]
+    return found + shadowed
+
+
+_LIST_ITEMS = 64  # a longer list the step names is not guarded (its items: a data set)
+
+
+def _methods(obj, names):
+    """The user's functions ``obj.<name>`` for ``names`` (a method, a module's function)."""
+    if _skipped_holder(obj) or not hasattr(obj, '__dict__'):
+        return []
+    owners = [obj] if inspect.ismodule(obj) else obj.__mro__ if isinstance(obj, type) else type(obj).__mro__
+    funcs = []
+    for owner in owners:
+        if owner is not object and not _library(owner):
+            d = vars(owner)
+            funcs += [getattr(d[n], '__func__', d[n]) for n in names & d.keys()]
+    return [f for f in funcs if inspect.isfunction(f)]
+
+
+def _value_sources(fn, layers, args=(), kwargs=None):
     """``[(holder, key, kind, description, objects)]``: where the step reads values outside its
     arguments: closure cells and the globals loaded by its code, by the user's functions found
     there (three calls deep) and by its user-defined layers' ``forward``; ``self``; the
@@ -678,15 +811,9 @@ def _value_sources(fn, layers):
     layers' attributes.  ``kind``: 'item' (a dict entry), 'attr', 'cell'.  ``objects``: 'all'
     (an object there is guarded by identity: a model or optimizer bound to the name again) or
     'structure' (only sublayers and parameters: a layer's other objects are its state)."""
-    found, tops, attrs, consts = _names_of_functions(fn, layers)
-    owner = getattr(fn, '__self__', None)
-    if owner is not None:
-        tops.append((owner, 'self'))
+    found, tops, attrs, consts = _names_of_functions(fn, layers, args, kwargs)
     for obj, name in tops:  # one level in: the entries and attributes that code names
-        if isinstance(obj, dict):
-            found += [(obj, k, 'item', f'{name}[{k!r}]', 'all') for k in list(obj) if k in consts]
-        elif not isinstance(obj, Layer) and not _skipped_holder(obj) and hasattr(obj, '__dict__'):
-            found += [(obj, k, 'attr', f'{name}.{k}', 'all') for k in list(vars(obj)) if k in attrs]
+        found += _inside(obj, name, attrs | consts)
     paths = _param_paths(layers)
     for layer in layers:
         own = [paths[id(v)] for v in vars(layer).values() if isinstance(v, Parameter) and id(v) in paths]
@@ -696,12 +823,27 @@ def _value_sources(fn, layers):
     return found
 
 
-def _names_of_functions(fn, layers):
+def _names_of_functions(fn, layers, args=(), kwargs=None):
     """The globals (as loaded by name) and closure cells of ``fn``, of the user's functions found
-    there (three calls deep) and of the user's layers' ``forward``: (sources, [(value, name)],
-    the attribute names and the string constants their code uses)."""
+    there (three calls deep), of the user's layers' ``forward`` and of the methods of the
+    objects found there and of the arguments that this code names (``trainer.loss``): (sources,
+    [(value, name)], the attribute names and the string and int constants their code uses)."""
     found, tops, attrs, consts, seen = [], [], set(), set(), set()
-    funcs = [(getattr(fn, '__func__', fn), 0)] + [(type(layer).forward, 1) for layer in layers]
+    funcs = [(f, 0) for f in _entry_functions(fn, found, tops)]
+    funcs += [(type(layer).forward, 1) for layer in layers]
+    names = _arg_names(fn, args, kwargs or {})
+    tops += [(v, names.get(path, f'the argument {path[1]!r}')) for path, v in _argument_objects(args, kwargs)]
+    for _ in range(3):  # then the methods of what was found, named by any of that code
+        _walk_functions(funcs, found, tops, attrs, consts, seen)
+        objects = {id(obj): obj for obj, _ in tops}.values()
+        funcs = [(f, 1) for obj in objects for f in _methods(obj, attrs) if id(f) not in seen]
+        if not funcs:
+            break
+    return found, tops, attrs, consts
+
+
+def _walk_functions(funcs, found, tops, attrs, consts, seen):
+    """``_names_of_functions``' walk from ``funcs`` ([(function, depth)]), into its lists."""
     while funcs:
         func, depth = funcs.pop()
         code = getattr(func, '__code__', None)
@@ -719,9 +861,19 @@ def _names_of_functions(fn, layers):
             value = _read_value(cell, name, 'cell')
             if value is not _MISSING:
                 here.append((value, name))
+        here += _defaults(func, found)
         tops += here
-        funcs += [(obj, depth + 1) for obj, _ in here if inspect.isfunction(obj) and depth < 3]
-    return found, tops, attrs, consts
+        if depth < 3:  # the user's functions found there, what they call first, their methods
+            funcs += [(f, depth + 1) for obj, _ in here if callable(obj) and not isinstance(obj, (type, Layer))
+                      for f in _entry_functions(obj, found, tops)]
+            funcs += [(f, depth + 1) for obj, _ in here for f in _methods(obj, more_attrs)]
+
+
+def _argument_objects(args, kwargs):
+    """``[(path, object)]``: the arguments the signature keys by identity (a dict or a config
+    object: what the step reads inside them is guarded as the values outside the arguments)."""
+    items = [(('args', i), a) for i, a in enumerate(args)] + [(('kwargs', k), v) for k, v in (kwargs or {}).items()]
+    return [(path, v) for path, v in items if not isinstance(v, (np.ndarray, Variable, tuple, list) + _PLAIN)]
 
 
 _facts = {}  # code object -> _code_facts (read once: dis is ~100 us a function)
@@ -740,7 +892,7 @@ def _code_facts(code):
                     names.add(ins.argval)
                 elif ins.opname in ('LOAD_ATTR', 'LOAD_METHOD'):
                     attrs.add(ins.argval)
-            consts.update(k for k in c.co_consts if isinstance(k, str))
+            consts.update(k for k in c.co_consts if isinstance(k, (str, int)) and not isinstance(k, bool))
             stack += [k for k in c.co_consts if inspect.iscode(k)]
         facts = _facts[code] = (names, attrs, consts)
     return facts
@@ -752,13 +904,37 @@ def _read_value(holder, key, kind):
             return holder.get(key, _MISSING)
         if kind == 'cell':
             return holder.cell_contents
+        if kind == 'list':
+            return tuple(holder)
         return holder.__dict__.get(key, _MISSING)
     except ValueError:  # an empty cell
         return _MISSING
 
 
 def _same_value(a, b):
-    return a is b or (a.__class__ is b.__class__ and bool(a == b))
+    """Equal plain values: of one class, and bit for bit for floats (``-0.0`` is not ``0.0``:
+    ``x * -0.0`` has other signs; NaN is NaN)."""
+    return a is b or (a.__class__ is b.__class__ and _exact(a) == _exact(b))
+
+
+def _exact(v):
+    """A float's bits (``float.hex``: the sign of zero, NaN equal to NaN), a complex's, a
+    tuple's items so; anything else as it is."""
+    if isinstance(v, float):
+        return v.hex()
+    if isinstance(v, complex):
+        return (v.real.hex(), v.imag.hex())
+    if isinstance(v, (np.floating, np.complexfloating)):
+        return v.tobytes()
+    if v.__class__ is tuple:
+        return tuple(_exact(x) for x in v)
+    return v
+
+
+def _same_items(items, traced):
+    """A list's items are those of the trace: the same objects, or equal plain values."""
+    return len(items) == len(traced) and all(
+        a is b or (a.__class__ is b.__class__ and _plain_value(a) and a == b) for a, b in zip(items, traced))
 
 
 def _value_guards(sources, before):
@@ -773,9 +949,9 @@ def _value_guards(sources, before):
         by_value = _plain_value(new) or new is _MISSING
         if not by_value and (objects == 'structure' and not isinstance(new, (Layer, Parameter))):
             continue
-        changed = not _same_value(old, new) if by_value and _plain_value(old) else old is not new
+        changed = not _holds(kind, old, new, by_value and _plain_value(old))
         if old is not _MISSING and old is not None and changed:
-            change = f'{old!r} -> {new!r}' if by_value else 'another object'
+            change = 'its items' if kind == 'list' else f'{old!r} -> {new!r}' if by_value else 'another object'
             raise _Unreplayable(f'the step changes {what} ({change}), outside its arguments: a '
                                 f'replay would not')
         guards.append((holder, key, kind, new, what, by_value))
@@ -785,10 +961,17 @@ def _value_guards(sources, before):
 def _changed_value(plan):
     """The description of a value guard of ``plan`` that no longer holds, or None."""
     for holder, key, kind, value, what, by_value in getattr(plan, 'value_guards', ()):
-        v = _read_value(holder, key, kind)
-        if v is not value and not (by_value and _same_value(v, value)):
-            return f'{what} ({value!r} when traced)' if by_value else f'{what} (another object)'
+        if not _holds(kind, _read_value(holder, key, kind), value, by_value):
+            return f'{what} ({value!r} when traced)' if by_value or kind == 'list' else f'{what} (another object)'
     return None
+
+
+def _holds(kind, v, value, by_value):
+    """A value read now (``v``) is the traced one: the same object, an equal plain value, a
+    list of the same items."""
+    if kind == 'list':
+        return _same_items(v, value)
+    return v is value or (by_value and _same_value(v, value))
 
 
 def _param_paths(layers):
@@ -813,7 +996,9 @@ def _describe(value, keep):
             return ('variable', type(value), None)
         return ('variable', type(value), type(d), d.shape, d.dtype.str, d.strides)
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return ('value', type(value), value)
+        return ('value', type(value), _exact(value))  # -0.0 and 0.0: two signatures
+    if cuda.cp is not None and isinstance(value, cuda.cp.ndarray):  # a GPU array (runs eagerly)
+        return ('array', type(value), value.shape, value.dtype.str, value.strides)
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(_describe(v, keep) for v in value)
     keep.append(value)
@@ -859,6 +1044,11 @@ class StaticGraph:
     def __repr__(self):
         return f'<static_graph {self.__name__}: {self.stats}>'
 
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f'static_graph({self.__name__}) cannot be pickled or copied: its plans are '
+                        f'bound to the live model and optimizer; pickle or copy those, and make the '
+                        f'copy\'s step static with static_graph(step) again')
+
     @property
     def cache_size(self):
         """The number of plans kept (one per signature and state seen; at most ``max_cache``)."""
@@ -892,6 +1082,7 @@ class StaticGraph:
                 for i, plan in enumerate(plans):
                     if plan.guard(args, kwargs):
                         if plan.eager:
+                            self._refuse(plan, 3, warn=False)  # (strict: raises, nothing run)
                             self.stats['eager'] += 1
                             return self.fn(*args, **kwargs)
                         if (plan.frozen or plan.lazy_initialized) and not plan.confirmed:
@@ -912,24 +1103,19 @@ class StaticGraph:
         trace that finds the same constants confirms the plan.  (Equal data in
         two calls would hide it: such a step is not trusted more than that.)
         """
-        self.stats['traces'] += 1
-        result, new = _trace(self.fn, args, kwargs, self.keep_buffers)
-        new.keep = keep
-        if not new.eager:
+        def check(new):
             changed = _changed_constant(plan.frozen, new.frozen)
             if changed is None:
                 new.confirmed = True
-                self._last = new
-            else:
-                new = _Eager(f'{changed} was built outside an operation from values that change '
-                             f'between calls (host NumPy code): a replay would keep the first one')
-        if new.eager:
-            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
-                       f'for this signature: {new.reason}')
-            if self.strict:
-                raise StaticGraphError(message)
-            warnings.warn(message, StaticGraphWarning, stacklevel=4)
+                return new
+            return _Eager(f'{changed} was built outside an operation from values that change '
+                          f'between calls (host NumPy code): a replay would keep the first one')
+        result, new = self._traced(args, kwargs, keep, check)
         self._cache[key][i] = new
+        if new.eager:
+            self._refuse(new, 4)
+        else:
+            self._last = new
         return result
 
     def _trace(self, key, args, kwargs, keep):
@@ -943,23 +1129,11 @@ class StaticGraph:
                               + ' (pass a value that changes at every call as an array argument: '
                               'arrays are data, numbers are constants of the plan)')
                 plans.insert(0, plan)
-                message = f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) ' \
-                          f'for this signature: {plan.reason}'
-                if self.strict:
-                    raise StaticGraphError(message)
-                warnings.warn(message, StaticGraphWarning, stacklevel=3)
+                self._refuse(plan, 3)
                 self.stats['eager'] += 1
                 return self.fn(*args, **kwargs)
-        self.stats['traces'] += 1
-        result, plan = _trace(self.fn, args, kwargs, self.keep_buffers)
-        plan.keep = keep
-        if plan.eager:
-            message = (f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
-                       f'for this signature: {plan.reason}')
-            if self.strict:
-                raise StaticGraphError(message)
-            warnings.warn(message, StaticGraphWarning, stacklevel=3)
-        else:
+        result, plan = self._traced(args, kwargs, keep)
+        if not plan.eager:
             self._last = plan
         self._cache.setdefault(key, []).insert(0, plan)
         self._cache.move_to_end(key)
@@ -970,7 +1144,96 @@ class StaticGraph:
             if not plans:
                 del self._cache[oldest_key]
             self.stats['evictions'] += 1
+        if plan.eager:
+            self._refuse(plan, 3)
         return result
+
+    def _traced(self, args, kwargs, keep, check=None):
+        """Trace one call: (its result, a _Plan or an _Eager); ``check`` may turn a plan into
+        an _Eager.  With ``strict``, a step that cannot be replayed is undone (``_Undo``).
+        A step on GPU arrays is not traced: it runs eagerly (not at all with ``strict``)."""
+        tracer = _Tracer(self.fn, args, kwargs, self.keep_buffers)
+        device = tracer.device_array()
+        if device is not None:
+            plan = _Eager(f'{device} is a GPU array: static_graph replays NumPy arrays only')
+            if self.strict:
+                return None, plan
+            self.stats['eager'] += 1
+            return self.fn(*args, **kwargs), plan
+        self.stats['traces'] += 1
+        undo = _Undo(tracer) if self.strict else None
+        result, plan = tracer.run()
+        plan.keep = keep
+        if check is not None and not plan.eager:
+            plan = check(plan)
+        if undo is not None and plan.eager:
+            undo.restore()
+        return result, plan
+
+    def _refuse(self, plan, stacklevel, warn=True):
+        """A signature that cannot be replayed: with ``strict``, a StaticGraphError (nothing
+        of the call is left changed: see ``_Undo``); else a warning (once) and eager calls."""
+        if self.strict:
+            raise StaticGraphError(f'static_graph({self.__name__}): this step cannot be replayed '
+                                   f'for this signature (strict=True: not run, the model and '
+                                   f'optimizer are as before the call): {plan.reason}')
+        if warn:
+            warnings.warn(f'static_graph({self.__name__}): this step runs eagerly (Define-by-Run) '
+                          f'for this signature: {plan.reason}', StaticGraphWarning,
+                          stacklevel=stacklevel + 1)
+
+
+class _Undo:
+    """What a trace can change, saved before it (``strict=True``): the parameters (arrays,
+    gradients), the layers' and optimizers' attributes and the arrays in them (optimizer
+    state, running statistics), the optimizers' hooks, NumPy's and Python's random state.
+    ``restore`` puts it back when the step cannot be replayed.  (What the step does to other
+    objects, a print or a file it writes, is not undone.)"""
+
+    def __init__(self, tracer):
+        self.rng, self.py_random = np.random.get_state(), random.getstate()
+        self.params = [(p, p.data, p.grad, _copy_array(p.data)) for p in tracer.params.values()]
+        objects = list(tracer.layers)
+        for opt in _optimizers_of(tracer.fn, tracer.args, tracer.kwargs):
+            objects += [opt] + [h for h in getattr(opt, 'hooks', ()) if hasattr(h, '__dict__')]
+        arrays, containers = _nested([vars(obj) for obj in objects])
+        self.arrays = [(a, a.copy()) for a in arrays]
+        self.containers = [(c, c.copy()) for c in containers]  # the objects' dicts among them
+
+    def restore(self):
+        for c, saved in self.containers:
+            c.clear()
+            c.update(saved) if isinstance(c, dict) else c.extend(saved)
+        for a, saved in self.arrays:
+            a[...] = saved
+        for p, data, grad, saved in self.params:
+            if saved is not None:
+                data[...] = saved
+            p.data, p.grad = data, grad
+        np.random.set_state(self.rng)
+        random.setstate(self.py_random)
+
+
+def _copy_array(a):
+    return a.copy() if isinstance(a, np.ndarray) else None
+
+
+def _nested(dicts, depth=3):
+    """(the writeable ndarrays, the dicts and lists) in ``dicts`` and in the dicts, lists and
+    tuples there, ``depth`` levels deep (an optimizer's state: ``{param: {slot: array}}``)."""
+    arrays, containers, seen, stack = [], [], set(), [(d, 0) for d in dicts]
+    while stack:
+        v, level = stack.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, np.ndarray) and v.flags.writeable:
+            arrays.append(v)
+        elif level <= depth and isinstance(v, (dict, list, tuple)):
+            if v.__class__ in (dict, list):
+                containers.append(v)
+            stack += [(w, level + 1) for w in (v.values() if isinstance(v, dict) else v)]
+    return arrays, containers
 
 
 def _key(args, kwargs, keep):
@@ -1010,19 +1273,16 @@ def static_graph(fn=None, *, max_cache=8, strict=False, keep_buffers=False):
 # =============================================================================
 # Tracing
 # =============================================================================
-def _trace(fn, args, kwargs, keep_buffers=False):
-    """Run ``fn`` eagerly with a recorder; return (its result, a _Plan or an _Eager)."""
-    return _Tracer(fn, args, kwargs, keep_buffers).run()
-
-
 class _Tracer:
-    """One traced call: makes the step's arrays ``_Traced`` for its duration, and plain again."""
+    """One traced call: ``run()`` runs ``fn`` eagerly with a recorder, the step's arrays
+    ``_Traced`` for its duration (plain again after), and returns (its result, a _Plan or an
+    _Eager)."""
 
     def __init__(self, fn, args, kwargs, keep_buffers=False):
         self.fn, self.args, self.kwargs, self.keep_buffers = fn, args, kwargs, keep_buffers
         self.layers = _layers_of(fn, args, kwargs)
         self.state_before = _state_slots(self.layers)
-        self.value_sources = _value_sources(fn, self.layers)
+        self.value_sources = _value_sources(fn, self.layers, args, kwargs)
         self.values_before = [_read_value(*src[:3]) for src in self.value_sources]
         self.params = {id(p): p for layer in self.layers for p in layer.params()}
         self.originals = {}  # id(Variable) -> (Variable, its plain array): restored after the trace
@@ -1032,6 +1292,20 @@ class _Tracer:
         self.rec.lazy = {id(p) for p in self.params.values() if p.data is None}
         self.rec.params = self.params
         self.rec.before_host, self.rec.after_host = self.before_host, self.after_host
+
+    def device_array(self):
+        """The first argument or parameter of the step on a GPU (described), or None."""
+        names = _arg_names(self.fn, self.args, self.kwargs)
+        for path, value in [(('args', i), a) for i, a in enumerate(self.args)] + [
+                (('kwargs', k), v) for k, v in self.kwargs.items()]:
+            if _on_device(value):
+                return f'the argument {names.get(path, path[1])!r}'
+        paths = None
+        for p in self.params.values():
+            if _on_device(p.data):
+                paths = paths or _param_paths(self.layers)
+                return f'the parameter {paths.get(id(p), p.name or "")!r}'
+        return None
 
     def taint_var(self, v):
         if isinstance(v.data, np.ndarray) and not isinstance(v.data, _Traced):
@@ -1153,6 +1427,17 @@ class _Tracer:
             return _Eager(str(e))
 
 
+def _on_device(value):
+    """A CuPy array, or a Variable, tuple or list holding one."""
+    if cuda.cp is None:
+        return False
+    if isinstance(value, Variable):
+        value = value.data
+    if isinstance(value, (tuple, list)):
+        return any(_on_device(v) for v in value)
+    return isinstance(value, cuda.cp.ndarray)
+
+
 def _same_array(a, b):
     return a.shape == b.shape and np.array_equal(a, b, equal_nan=a.dtype.kind in 'fc')
 
@@ -1163,9 +1448,12 @@ def _untaint_result(value):
             value.data = _plain(value.data)
         return value
     if isinstance(value, _Traced):
+        host = getattr(value, '_host_value', _MISSING)  # a host operation's result, as it was
+        if host is not _MISSING:
+            return host
         return _plain(value)[()] if getattr(value, '_scalar', False) else _plain(value)
     if isinstance(value, (tuple, list)):
-        return type(value)(_untaint_result(v) for v in value)
+        return _rebuilt(type(value), [_untaint_result(v) for v in value])
     if isinstance(value, dict):
         return {k: _untaint_result(v) for k, v in value.items()}
     return value
@@ -1189,10 +1477,15 @@ _identifiers = {}  # text -> identifier (a plan makes hundreds of names from a f
 
 
 def _identifier(text):
+    """``text`` as a valid Python identifier, as the parser reads it: NFKC-normalised first
+    (``ﬁ`` is ``fi``, ``w²`` is ``w2``: two names the parser would make one are one here, and
+    ``_Names`` makes them unique), other characters ``_``, a keyword with ``_`` appended."""
     out = _identifiers.get(text)
     if out is None:
-        out = re.sub(r'\W', '_', text).strip('_') or 'v'
-        out = _identifiers[text] = out if not out[0].isdigit() else '_' + out
+        out = ''.join(c if ('_' + c).isidentifier() else '_'
+                      for c in unicodedata.normalize('NFKC', text)).strip('_') or 'v'
+        out = out if out.isidentifier() else '_' + out  # a leading digit
+        out = _identifiers[text] = out + '_' if keyword.iskeyword(out) else out
         if len(_identifiers) > 4096:
             _identifiers.clear()
     return out
@@ -1201,12 +1494,26 @@ def _identifier(text):
 _MISSING = object()
 
 
+def _plain_name(attr):
+    """An attribute name the parser reads as it is (not a keyword, unchanged by NFKC)."""
+    return attr.isidentifier() and not keyword.iskeyword(attr) and unicodedata.normalize('NFKC', attr) == attr
+
+
+def _attribute(obj, attr):
+    """The source reading ``obj.attr`` (``getattr`` for a name the parser would change)."""
+    return f'{obj}.{attr}' if _plain_name(attr) else f'getattr({obj}, {attr!r})'
+
+
+def _set_attribute(obj, attr, value):
+    return f'{obj}.{attr} = {value}' if _plain_name(attr) else f'setattr({obj}, {attr!r}, {value})'
+
+
 class _Names:
     """Readable, unique names for the generated code, and the namespace they live in."""
 
     def __init__(self):
         self.ns = {'Variable': Variable, 'np': np, 'as_array': as_array, '_check_grad': core._check_grad}
-        self.used = set(self.ns) | {'args', 'kwargs', 'self'}
+        self.used = set(self.ns) | {'args', 'kwargs', 'self'} | set(dir(builtins))  # (getattr, ...)
         self.by_id = {}
         self.counters = {}  # base -> the next suffix to try (names are made in O(1), not O(n))
 
@@ -1218,14 +1525,16 @@ class _Names:
         self.by_id[id(obj)] = name
         return name
 
-    def local(self, hint):
+    def local(self, hint, suffixes=()):
+        """A new name from ``hint``; ``suffixes``: the names ``name + suffix`` the code makes
+        from it (``g_loss_seed``, the statistics' temporaries) are free and taken too."""
         base = _identifier(hint)
         name = base
-        while name in self.used:
+        while name in self.used or any(name + s in self.used for s in suffixes):
             k = self.counters.get(base, 1)
             self.counters[base] = k + 1
             name = f'{base}_{k}'
-        self.used.add(name)
+        self.used.update([name] + [name + s for s in suffixes])
         return name
 
 
@@ -1281,7 +1590,7 @@ class _Plan:
         self.names = _Names()
         self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
         self.names.ns['_one_hot'], self.names.ns['_sum_exp'] = _fnn._one_hot, _fnn._sum_exp
-        self.fn_name = getattr(tracer.fn, '__name__', 'step')
+        self.fn_name = _identifier(getattr(tracer.fn, '__name__', 'step'))  # a lambda: 'lambda_'
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
         self.data_owner = dict(tracer.traced)  # id(array) -> Parameter whose .data it is
@@ -1315,6 +1624,7 @@ class _Plan:
         # array only where a called rule reads it (attached: names whose .data is set).
         self.array_local = {}
         self.attached = set()
+        self.host_values = {}  # id(a host operation's _Traced result) -> its expression
         emit = {'node': self._emit_node, 'clear': self._emit_clear, 'host': self._emit_host,
                 'pass': self._emit_pass}
         for event in rec.events:
@@ -1331,7 +1641,8 @@ class _Plan:
         # what guard() reads: (a dict, key, value), the dict being an object's __dict__ or the
         # globals; closure cells apart.  ~50 ns an entry (51 entries for microgpt's step)
         self.dict_checks = [(h if k == 'item' else h.__dict__, key, v, by_value)
-                            for h, key, k, v, _, by_value in self.value_guards if k != 'cell']
+                            for h, key, k, v, _, by_value in self.value_guards if k in ('item', 'attr')]
+        self.list_checks = [(h, v) for h, _, k, v, _, _ in self.value_guards if k == 'list']
         self.cell_checks = [(h, v, by_value) for h, _, k, v, _, by_value in self.value_guards
                             if k == 'cell']
         self.source = self._source()
@@ -1423,7 +1734,7 @@ class _Plan:
         name = self.var_name[id(x)] = self.names.add(Variable(None), f'{lname}_{attr}_in')
         self.state_reads[(layer, attr)] = name
         self.state_guards.append((layer, attr, type(_plain(x.data)), x.data.shape, x.data.dtype))
-        self.lines.append(f'{name}.data = {lname}.{attr}.data; {name}.grad = None  # state read fresh')
+        self.lines.append(f'{name}.data = {_attribute(lname, attr)}.data; {name}.grad = None  # state read fresh')
         return name
 
     # --- one line (or a few) per recorded event ---------------------------------------
@@ -1469,7 +1780,7 @@ class _Plan:
             expr = _TEMPLATES[type(node.f)][0](node, [self._data(n) for n in ins])
             stats, before, after = None, (), ()
             if not isinstance(expr, str):  # statistics the backward reads (norms, the loss): named
-                stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}')
+                stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}', _STATS_SUFFIXES)
                 before, expr, after = [[_fill(line, stats, fname) for line in part]
                                        for part in (expr[0], [expr[1]], expr[2])]
                 expr = expr[0]
@@ -1500,13 +1811,20 @@ class _Plan:
             name = self.var_name.get(id(var)) or self.names.add(var, var.name or 'var')
         self.lines.append(f'{name}.grad = None')
 
-    def _emit_host(self, fn, args, kwargs):
+    def _emit_host(self, fn, args, kwargs, result):
         for a in list(args) + list(kwargs.values()):
             if isinstance(a, _Traced) or isinstance(a, Variable) and isinstance(a.data, _Traced):
                 raise _Unreplayable(f'{fn.__qualname__} is called with a value computed by the step')
         fn_name = self.names.add(fn, fn.__qualname__.replace('.', '_'))
         parts = [self._host_arg(a) for a in args] + [f'{k}={self._host_arg(v)}' for k, v in kwargs.items()]
-        self.lines.append(f'{fn_name}({", ".join(parts)})')
+        call = f'{fn_name}({", ".join(parts)})'
+        leaves = _host_leaves(result[0]) if result else []
+        if leaves:  # its numbers are the replay's (the step may return them)
+            local = self.names.local(f'{fn_name}_result')
+            call = f'{local} = {call}'
+            for value, path in leaves:
+                self.host_values[id(value)] = local + ''.join(f'[{i}]' for i in path)
+        self.lines.append(call)
 
     def _emit_state(self, before_all, after_all):
         """Write back what the step left in its layers' state (an RNN's h), as the layer did."""
@@ -1528,7 +1846,7 @@ class _Plan:
         layer, attr = key
         lname = self.names.add(layer, type(layer).__name__.lower())
         if after is None:
-            return f'{lname}.{attr} = None'
+            return _set_attribute(lname, attr, 'None')
         if id(after) not in self.own_vars:
             raise _Unreplayable(f'the step sets {type(layer).__name__}.{attr} to a value it did '
                                 f'not compute with an operation')
@@ -1536,14 +1854,15 @@ class _Plan:
             raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
                                 f'(call unchain_backward() in the step, as truncated BPTT '
                                 f'does): a replay cannot keep a graph')
-        return f'{lname}.{attr} = Variable({self._data(self.var_name[id(after)])})  # state for the next call'
+        value = f'Variable({self._data(self.var_name[id(after)])})'
+        return _set_attribute(lname, attr, value) + '  # state for the next call'
 
     def _emit_result(self, result):
-        result_vars = {}
+        result_vars = {}  # key -> the expression of a returned array or host value
         self.result_template = self._template(result, result_vars)
         self.returns = returns = sorted(result_vars)
         out = self.names.local('out')
-        self.lines.append(f'{out} = ({", ".join(self._data(r) for r in returns)}{"," if returns else ""})')
+        self.lines.append(f'{out} = ({", ".join(result_vars[r] for r in returns)}{"," if returns else ""})')
         if not self.keep_buffers:
             # Nothing of this call is kept once it returns (the eager graph is freed too): the
             # arrays of the variables and what forward cached on the operations.
@@ -1658,7 +1977,7 @@ class _Plan:
         if not (isinstance(sd, np.ndarray) and sd.shape == root.data.shape and (sd == 1).all()):
             raise _Unreplayable('backward() with a seed gradient other than ones')
         rname = self.var_name[id(root)]
-        gname = self.names.local(f'g_{rname}')
+        gname = self.names.local(f'g_{rname}', ('_seed',))
         self.lines.append(f'{gname}_seed = Variable(np.ones_like({self._data(rname)}))')
         self.lines.append(f'{gname} = {gname}_seed.data')
         grads.arrive(root, gname)
@@ -1692,7 +2011,7 @@ class _Plan:
 
     def _written_grads(self, f, gxs, gy, template):
         """A written-out rule's gradients [(input index, expression)] and the names to free after
-        they arrived; its statements (attention's backward) go to the lines first.  ``STATS`` and
+        they arrived; its statements (attention's backward) go to the lines first.  ``@STATS`` and
         ``@FN`` name what its forward kept."""
         fname, ins, out, stats = template
         grads = _TEMPLATES[type(f)][1](f, gy, [self._data(n) for n in ins], self._data(out))
@@ -1762,6 +2081,10 @@ class _Plan:
         if isinstance(value, np.ndarray):
             if id(value) in self.arg_views:
                 return ('arg', self.arg_views[id(value)])
+            if id(value) in self.host_values:  # a host operation's result: as it returns it
+                expr = self.host_values[id(value)]
+                result_vars[expr] = expr
+                return ('host', expr)
             if isinstance(value, _Traced):
                 raise _Unreplayable('the step returns an array computed from its values '
                                     '(return the Variable instead)')
@@ -1777,14 +2100,14 @@ class _Plan:
     def _variable_template(self, value, result_vars):
         if id(value) in self.own_vars:
             name = self.var_name[id(value)]
-            result_vars[name] = name
+            result_vars[name] = self._data(name)
             return ('var', name)
         if id(value) in self.arg_vars:
             return ('arg', self.arg_vars[id(value)])
         if isinstance(value, Parameter) or not isinstance(value.data, _Traced):
             return ('const', value)
         raise _Unreplayable('the step returns a Variable computed outside an operation '
-                            '(e.g. accuracy(), or a Variable made from .data)')
+                            '(a Variable made from .data)')
 
     def _source(self):
         params = ', '.join(n for n, _ in self.arg_paths)
@@ -1803,6 +2126,9 @@ class _Plan:
         for cell, value, by_value in self.cell_checks:
             v = _read_value(cell, None, 'cell')
             if v is not value and not (by_value and _same_value(v, value)):
+                return False
+        for items, value in self.list_checks:
+            if not _same_items(items, value):
                 return False
         return True
 
@@ -1854,13 +2180,15 @@ class _Plan:
             return Variable(arrays[t[1]])
         if kind == 'arg':
             return _get_path(args, kwargs, t[1])
+        if kind == 'host':
+            return arrays[t[1]]
         if kind == 'const':
             return t[1]
         if kind == 'copy':
             return t[1].copy()
         if kind is dict:
             return {k: self._build(v, arrays, args, kwargs) for k, v in t[1].items()}
-        return kind(self._build(v, arrays, args, kwargs) for v in t[1])
+        return _rebuilt(kind, [self._build(v, arrays, args, kwargs) for v in t[1]])
 
     def dot(self):
         """DOT text of the plan: one box per operation, ellipses for the arrays between them."""
@@ -1916,19 +2244,20 @@ def _templates():
 
 
 def _fill(line, stats, fname):
-    """A template line with its placeholders named: ``STATS`` (what the forward kept), ``@FN``
+    """A template line with its placeholders named: ``@STATS`` (what the forward kept), ``@FN``
     (the plan's copy of the Function, for its attributes: attention's mask)."""
-    return line.replace('STATS', str(stats)).replace('@FN', fname)
+    return line.replace('@STATS', str(stats)).replace('@FN', fname)
 
 
 _STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'lse',
                 _fnn.MultiHeadAttention: 'p'}
+_STATS_SUFFIXES = ('_xc', '_m', '_z', '_h', '_g', '_gx', '_d', '_ds')  # the templates' @STATS_*
 
 
 def _norm_forward(node, x):
     """_Normalize._normalize's lines, as (statements, expression of y = xhat).
 
-    ``STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
+    ``@STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
     1/n and eps are the same Python floats as there, written with ``repr`` (exact).
     """
     f = node.f
@@ -1936,27 +2265,27 @@ def _norm_forward(node, x):
     axes, x0 = repr(f.axes), x[0]
     statements = []
     if f.center:  # xc = x - mu, mu = x.sum(axes) * (1/n)
-        statements.append(f'STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) * {inv_n}')
-        x0 = 'STATS_xc'
-    statements.append(f'STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
+        statements.append(f'@STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) * {inv_n}')
+        x0 = '@STATS_xc'
+    statements.append(f'@STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
                       f'+ {f.eps!r})')
-    return statements, f'{x0} * STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
+    return statements, f'{x0} * @STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
 
 
 def _softmax_ce_forward(node, x):
     """SoftmaxCrossEntropy.forward's lines (x (N, C) float32/64): the loss by log-sum-exp;
-    ``STATS`` is the kept lse (N, 1), to which m is added after the loss, as there."""
+    ``@STATS`` is the kept lse (N, 1), to which m is added after the loss, as there."""
     n = f'{x[0]}.shape[0]'  # read, not written: one source for every batch size
-    before = [f'STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'STATS_z = {x[0]} - STATS_m',
-              'STATS = np.log(np.exp(STATS_z).sum(axis=1, keepdims=True))']
-    loss = f'as_array((STATS.sum() - STATS_z[np.arange({n}), {x[1]}].sum()) / {n})'
-    return before, loss, ['STATS += STATS_m', 'del STATS_m, STATS_z']
+    before = [f'@STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'@STATS_z = {x[0]} - @STATS_m',
+              '@STATS = np.log(np.exp(@STATS_z).sum(axis=1, keepdims=True))']
+    loss = f'as_array((@STATS.sum() - @STATS_z[np.arange({n}), {x[1]}].sum()) / {n})'
+    return before, loss, ['@STATS += @STATS_m', 'del @STATS_m, @STATS_z']
 
 
 def _softmax_ce_grads(f, g, x, y):
     """SoftmaxCrossEntropy.backward: gx = gy (exp(x - lse) - onehot(t)) / N (its _slope)."""
     c, dtype = f.inputs[0].data.shape[1], f.inputs[0].data.dtype.name
-    return [(0, f'{g} * ((np.exp({x[0]} - STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
+    return [(0, f'{g} * ((np.exp({x[0]} - @STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
                 f'* (1 / {x[0]}.shape[0]))')]
 
 
@@ -1968,18 +2297,18 @@ def _heads(a, f):
 
 def _attention_forward(node, x):
     """MultiHeadAttention.forward's lines (functions_nn._attend and the head split and merge);
-    ``STATS`` is the kept P (B, H, T, T)."""
+    ``@STATS`` is the kept P (B, H, T, T)."""
     f = node.f
-    masked = [] if f.hidden is None else ['np.copyto(STATS, -np.inf, where=@FN.hidden)']
-    before = [f'STATS_h = {_heads(x[0], f)}',
-              'STATS = STATS_h[0] @ STATS_h[1].transpose((0, 1, 3, 2))',
-              f'STATS *= {f.scale!r}'] + masked + [
-              'STATS_m = STATS.max(axis=-1, keepdims=True)',
-              'STATS_m[~np.isfinite(STATS_m)] = 0  # an all-hidden row',
-              'STATS -= STATS_m', 'np.exp(STATS, out=STATS)', 'STATS /= _sum_exp(STATS, -1)']
+    masked = [] if f.hidden is None else ['np.copyto(@STATS, -np.inf, where=@FN.hidden)']
+    before = [f'@STATS_h = {_heads(x[0], f)}',
+              '@STATS = @STATS_h[0] @ @STATS_h[1].transpose((0, 1, 3, 2))',
+              f'@STATS *= {f.scale!r}'] + masked + [
+              '@STATS_m = @STATS.max(axis=-1, keepdims=True)',
+              '@STATS_m[~np.isfinite(@STATS_m)] = 0  # an all-hidden row',
+              '@STATS -= @STATS_m', 'np.exp(@STATS, out=@STATS)', '@STATS /= _sum_exp(@STATS, -1)']
     c = f.inputs[0].data.shape[2] // 3
-    y = f'(STATS @ STATS_h[2]).transpose((0, 2, 1, 3)).reshape({x[0]}.shape[:2] + ({c},))'
-    return before, y, ['del STATS_h, STATS_m']
+    y = f'(@STATS @ @STATS_h[2]).transpose((0, 2, 1, 3)).reshape({x[0]}.shape[:2] + ({c},))'
+    return before, y, ['del @STATS_h, @STATS_m']
 
 
 def _attention_grads(f, g, x, y):
@@ -1987,18 +2316,18 @@ def _attention_grads(f, g, x, y):
     multiplied into the column blocks of one (B, T, 3C) array)."""
     d = f.inputs[0].data.shape[2] // (3 * f.n_head)
     statements = [
-        f'STATS_h = {_heads(x[0], f)}',
-        f'STATS_g = {g}.reshape({g}.shape[:2] + ({f.n_head}, {d})).transpose((0, 2, 1, 3))',
-        f'STATS_gx = np.empty({g}.shape[:2] + (3 * {g}.shape[2],), dtype=np.result_type({g}, STATS))',
-        f'STATS_d = {_heads("STATS_gx", f)}',
-        'STATS_ds = STATS_g @ STATS_h[2].transpose((0, 1, 3, 2))',
-        'STATS_ds -= (STATS_ds * STATS).sum(axis=-1, keepdims=True)',
-        'STATS_ds *= STATS', f'STATS_ds *= {f.scale!r}',
-        'np.matmul(STATS_ds, STATS_h[1], out=STATS_d[0])',
-        'np.matmul(STATS_ds.transpose((0, 1, 3, 2)), STATS_h[0], out=STATS_d[1])',
-        'np.matmul(STATS.transpose((0, 1, 3, 2)), STATS_g, out=STATS_d[2])',
-        'del STATS_h, STATS_g, STATS_d, STATS_ds']
-    return statements, [(0, 'STATS_gx')], ['STATS_gx']
+        f'@STATS_h = {_heads(x[0], f)}',
+        f'@STATS_g = {g}.reshape({g}.shape[:2] + ({f.n_head}, {d})).transpose((0, 2, 1, 3))',
+        f'@STATS_gx = np.empty({g}.shape[:2] + (3 * {g}.shape[2],), dtype=np.result_type({g}, @STATS))',
+        f'@STATS_d = {_heads("@STATS_gx", f)}',
+        '@STATS_ds = @STATS_g @ @STATS_h[2].transpose((0, 1, 3, 2))',
+        '@STATS_ds -= (@STATS_ds * @STATS).sum(axis=-1, keepdims=True)',
+        '@STATS_ds *= @STATS', f'@STATS_ds *= {f.scale!r}',
+        'np.matmul(@STATS_ds, @STATS_h[1], out=@STATS_d[0])',
+        'np.matmul(@STATS_ds.transpose((0, 1, 3, 2)), @STATS_h[0], out=@STATS_d[1])',
+        'np.matmul(@STATS.transpose((0, 1, 3, 2)), @STATS_g, out=@STATS_d[2])',
+        'del @STATS_h, @STATS_g, @STATS_d, @STATS_ds']
+    return statements, [(0, '@STATS_gx')], ['@STATS_gx']
 
 
 def _norm_grads(f, g, x, y):
@@ -2008,7 +2337,7 @@ def _norm_grads(f, g, x, y):
     proj = f'{y} * (({g} * {y}).sum(axis={axes}, keepdims=True) * {c})'
     if f.center:
         proj = f'({proj} + {g}.sum(axis={axes}, keepdims=True) * {c})'
-    return [(0, f'({g} - {proj}) * STATS')]
+    return [(0, f'({g} - {proj}) * @STATS')]
 
 
 # Batch shapes are read from the arrays (``x.shape[:-1]``), not written as literals: the plans
@@ -2051,8 +2380,9 @@ def _templatable(node):
         return _attention_templatable(node.f, arrays)
     if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
         return False
-    if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,)
-        return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1)
+    if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,) of one dtype (else its rule rounds: called)
+        return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1) and all(
+            a.dtype == arrays[0].dtype for a in arrays)
     if cls is _op.Reshape:
         return True
     if cls in (_fnn.LayerNorm, _fnn.RMSNorm):  # x alone, float32/64 (float16 is widened there)

@@ -59,3 +59,17 @@ def pytest_runtest_makereport(item, call):
 def pytest_make_collect_report(collector):
     outcome = yield  # a module-level importorskip skips the whole file at collection
     _fail_skip_under_ci(outcome.get_result())
+
+
+# --- the BLAS kernel that ran -------------------------------------------------------------
+# float32 results depend on the OpenBLAS kernel (docs/examples.md, "커널에 따라 달라지는
+# 숫자"): the summary names it, and tests/test_blas_kernels.py reads it from the run it starts
+# under a second kernel, so that a run under the wrong kernel cannot pass unseen.
+def pytest_terminal_summary(terminalreporter):
+    try:
+        from _kernels import current_kernel
+    except ImportError:  # this file copied alone into a test folder (tests/test_ci_skips.py)
+        return
+    preset = os.environ.get('OPENBLAS_CORETYPE', '')
+    terminalreporter.write_line(f'BLAS kernel: {current_kernel()} '
+                                f'(OPENBLAS_CORETYPE={preset or "unset"})')

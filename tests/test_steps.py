@@ -272,6 +272,7 @@ def all_runs(clone):
     return clone['runs']
 
 
+@pytest.mark.blas_numbers
 @pytest.mark.parametrize('step', [s for s in STEPS if golden_path(s).is_file()],
                          ids=[s.stem for s in STEPS if golden_path(s).is_file()])
 def test_step_output_matches_golden(step, clone):

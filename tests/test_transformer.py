@@ -497,6 +497,7 @@ def test_train_script_fast_prints_losses_and_samples():
 
 
 @pytest.mark.slow
+@pytest.mark.blas_numbers  # README and docs/gpt.md quote its float32 loss and samples
 def test_default_config_beats_the_unigram_baseline():  # the real command; ~1.5 min on 2 busy cores
     # A fresh process: the script sets one BLAS thread before NumPy loads (in this process
     # NumPy is loaded already, and many BLAS threads on small matrices are several times slower).

@@ -107,6 +107,7 @@ CASES = [
     ('cross_entropy', lambda xp, a: N.cross_entropy(a, xp.asarray(_labels(3, 4))),
      _r(3, 4, low=0.1, high=0.9)),
     ('dropout (train)', lambda xp, a: N.dropout(a, 0.4), X34),
+    ('accuracy', lambda xp, a, t: N.accuracy(a, t), X34, _labels(3, 4)),
     ('layer_norm', lambda xp, a, g, b: N.layer_norm(a, g, b), X34, _pos(4), _r(4, seed=11)),
     ('rms_norm', lambda xp, a, g: N.rms_norm(a, g), X34, _pos(4)),
     ('rms_norm without gain', lambda xp, a: N.rms_norm(a), X34),
