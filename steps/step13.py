@@ -60,7 +60,7 @@ class Variable:
 
     @staticmethod
     def _backprop_through(f):
-        gys = [y.grad for y in Variable._outputs(f)]  # self가 필요 없다: 함수 f만 본다
+        gys = [y.grad for y in Variable._outputs(f)]
         gxs = f.backward(*gys)
         if not isinstance(gxs, tuple):
             gxs = (gxs,)

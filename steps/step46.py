@@ -110,7 +110,7 @@ def check_hooks(x, y):
     assert all(array_allclose(p.data, q.data)
                for p, q in zip(hooked.params(), penalized.params()))
     print(f'훅 확인 (optimizer.add_hook):\n  WeightDecay({rate})의 한 걸음 == 손실에 '
-          f'{rate}/2 * sum(p^2)를 더한 한 걸음 (utils.array_allclose)')
+          f'{rate}/2 * sum(p^2)를 더한 한 걸음\n  (utils.array_allclose로 비교)')
     np.random.seed(1)  # one_step과 같은 초깃값 (매개변수는 첫 입력에서 만들어진다)
     model = mydezero.models.MLP((10, 1))
     model(x)
@@ -121,7 +121,7 @@ def check_hooks(x, y):
         after = getattr(frozen, name).params()
         same = all(np.array_equal(a, p.data) for a, p in zip(before, after))
         assert same == (name == 'l0'), name  # l0만 그대로, l1은 갱신된다
-    print('  FreezeParam(model.l0): 한 걸음 뒤 l0의 W, b는 그대로이고 l1만 바뀐다\n')
+    print('  FreezeParam(model.l0): 한 걸음 뒤 l0의 W, b는 그대로, l1만 바뀐다\n')
 
 
 if __name__ == '__main__':

@@ -95,7 +95,7 @@ if __name__ == '__main__':
     loss = F.softmax_cross_entropy(scores, t)
     loss_simple = F.softmax_cross_entropy_simple(scores, t)
     print(f'\nF.softmax_cross_entropy = {float(loss.data):.6f},  '
-          f'조립판 F.softmax_cross_entropy_simple = {float(loss_simple.data):.6f}')
+          f'F.softmax_cross_entropy_simple = {float(loss_simple.data):.6f}')
 
     scores = Variable(scores.data)  # 점수에서 다시 시작해 기울기를 본다
     F.softmax_cross_entropy(scores, t).backward()
@@ -115,4 +115,4 @@ if __name__ == '__main__':
           f' (= -log {float(F.softmax(big).data[0, 2]):.6f})')
     log_p = F.log_softmax(big).data  # x - m - log sum exp(x - m): log를 따로 부르지 않는다
     np.testing.assert_allclose(log_p, np.log(F.softmax(big).data), rtol=1e-12)
-    print('  F.log_softmax         ', np.round(log_p, 6), '(= log softmax, 넘치지 않는다)')
+    print('  F.log_softmax         ', np.round(log_p, 6))

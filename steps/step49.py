@@ -92,15 +92,15 @@ if __name__ == '__main__':
     halved = Spiral(train=True, transform=transforms.Compose(
         [transforms.Normalize(mean=0.0, std=2.0), transforms.AsType(np.float64)]))
     x = halved[0][0]
-    print(f'transform=Compose([Normalize(0, 2), AsType(float64)]) 일 때 [0]: '
-          f'x = {x} ({x.dtype})')
+    print('transform=Compose([Normalize(0, 2), AsType(float64)]) 일 때')
+    print(f'  [0]: x = {x} ({x.dtype})')
     image = np.arange(0, 256, 16, dtype=np.uint8).reshape(1, 4, 4)  # 8비트 흑백 그림
     # DeZero의 MNIST가 기본으로 쓰는 전처리
     to_vector = transforms.Compose([transforms.Flatten(), transforms.ToFloat(),
                                     transforms.Normalize(0.0, 255.0)])
     v = to_vector(image)
-    print(f'Compose([Flatten(), ToFloat(), Normalize(0, 255)]): {image.shape} '
-          f'{image.dtype} -> {v.shape} {v.dtype}, {v.min():.4f} ~ {v.max():.4f}')
+    print(f'Compose([Flatten(), ToFloat(), Normalize(0, 255)]):\n  그림 {image.shape} '
+          f'{image.dtype} -> {v.shape} {v.dtype}, 값 {v.min():.4f} ~ {v.max():.4f}')
 
     batch_index = [0, 5, 7]
     batch = [train_set[i] for i in batch_index]
