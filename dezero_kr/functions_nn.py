@@ -121,7 +121,8 @@ class Sigmoid(Elementwise):
         return _sigmoid_array(x)
 
     def _slope(self, x, y):
-        return y * (1 - y)
+        # two factors: the gradient is (gy * y) * (1 - y), grouped as DeZero's gy * y * (1 - y)
+        return y, 1 - y
 
 
 def sigmoid(x):
@@ -682,9 +683,12 @@ def mean_squared_error_simple(x0, x1):
 class SoftmaxCrossEntropy(Function):
     """Mean over the batch of ``-log softmax(x)[i, t_i]``; x (N, C) logits, t (N,) int labels.
 
-    Computed with log-sum-exp (no overflow for huge logits).  dL/dx = gy (softmax(x) - onehot(t)) / N.
+    Each row's ``log softmax(x)[i, t_i]`` is ``(x[i, t_i] - m_i) - log s_i`` with ``m_i`` the
+    row's max and ``s_i = sum(exp(x[i] - m_i))``: no overflow, and no ``log s_i`` lost next to
+    a huge ``m_i`` (DeZero's ``x[i, t_i] - (m_i + log s_i)`` is 0 for the logits ``[1e8, 1e8]``
+    in float32).  dL/dx = (softmax(x) - onehot(t)) (gy / N), the softmax as ``exp(x - m) / s``.
     """
-    __slots__ = ('lse',)
+    __slots__ = ('m', 's')
 
     def forward(self, x, t):
         xp = _xp(x)
@@ -692,26 +696,34 @@ class SoftmaxCrossEntropy(Function):
         dtype, x = x.dtype, widen(x)
         m = x.max(axis=1, keepdims=True)
         z = x - m
-        lse = xp.log(xp.exp(z).sum(axis=1, keepdims=True))
-        loss = (lse.sum() - z[xp.arange(n), t].sum()) / n
-        lse += m
-        self.lse = lse  # (N, 1): softmax(x) = exp(x - lse) in the rules
+        s = xp.exp(z).sum(axis=1, keepdims=True)
+        loss = -(z[xp.arange(n), t] - xp.log(s)[:, 0]).sum() / n
+        self.m, self.s = m, s  # (N, 1) each: softmax(x) = exp(x - m) / s in the rules
         return rounded_to(loss, dtype)  # a scalar of x's dtype (float32 stays float32)
 
     def _slope(self):
-        """dy/dx = (softmax(x) - onehot(t)) / N, shape (N, C)."""
+        """(softmax(x) - onehot(t), 1 / N), shape (N, C) and a float: dy/dx is their product."""
         x, t = self.inputs
         n, c = x.shape
         a, = operands(x)
-        p = softmax(a) if isinstance(a, Variable) else _xp(a).exp(widen(a) - self.lse)
-        return (p - _one_hot(t.data, c, p.dtype, _xp(x.data))) * (1 / n)
+        if isinstance(a, Variable):
+            p = softmax(a)
+        else:  # DeZero's softmax: exp(x - m) / s, with the forward's m and s
+            p = _xp(a).exp(widen(a) - self.m)
+            p /= self.s
+        return p - _one_hot(t.data, c, p.dtype, _xp(x.data)), 1 / n
 
     def backward(self, gy):
         x = self.inputs[0]
-        return as_grad(rounded_to(operands(gy)[0] * self._slope(), x.dtype), x), None
+        d, inv_n = self._slope()
+        # grouped as DeZero's (softmax(x) - onehot(t)) * (gy * (1 / N))
+        return as_grad(rounded_to(d * (operands(gy)[0] * inv_n), x.dtype), x), None
 
     def jvp(self, dx, dt=None):
-        return None if dx is None else sum(dx * self._slope())
+        if dx is None:
+            return None
+        d, inv_n = self._slope()
+        return sum(dx * d) * inv_n
 
 
 def softmax_cross_entropy(x, t):
@@ -930,11 +942,12 @@ class _Normalize(Function):
         """
         xp = _xp(x)
         x = widen(x)
-        # sum * (1/n) rather than ndarray.mean, whose Python wrapper costs ~1.4 us a call (measured)
-        inv_n = 1 / math.prod(x.shape[a] for a in self.axes)
-        mu = x.sum(axis=self.axes, keepdims=True) * inv_n if self.center else None
+        # sum / n: ndarray.mean's and .var's numbers bit for bit (DeZero's batch statistics),
+        # without their Python wrappers' ~1.4 us a call (measured)
+        n = math.prod(x.shape[a] for a in self.axes)
+        mu = x.sum(axis=self.axes, keepdims=True) / n if self.center else None
         xc = x - mu if self.center else x
-        var = (xc * xc).sum(axis=self.axes, keepdims=True) * inv_n
+        var = (xc * xc).sum(axis=self.axes, keepdims=True) / n
         self.inv_std = 1 / xp.sqrt(var + self.eps)
         self.xhat = xc * self.inv_std
         return self.xhat, mu, var
@@ -991,18 +1004,25 @@ class _Normalize(Function):
         g, = _in_float32(operands(gy)[0])  # float16: the sums below in float32 (array path)
         gx = None
         if x.requires_grad:
-            gxhat = g if len(self.inputs) == 1 else g * operands(self.inputs[1])[0].reshape(self.pshape)
-            gx = as_grad(rounded_to(self._dxhat_to_dx(gxhat, xhat, inv_std), x.dtype), x)
+            gx = as_grad(rounded_to(self._grad_x(g, xhat, inv_std), x.dtype), x)
         return (gx,) + self._param_grads(g, xhat)
+
+    def _grad_x(self, gy, xhat, inv_std):
+        """dL/dx from gy: gamma first (dL/dxhat = gy gamma), then ``_dxhat_to_dx``."""
+        gxhat = gy if len(self.inputs) == 1 else gy * operands(self.inputs[1])[0].reshape(self.pshape)
+        return self._dxhat_to_dx(gxhat, xhat, inv_std)
+
+    def _tangent_x(self, dx, xhat, inv_std):
+        """The tangent of y from that of x: ``_dxhat_to_dx`` (the Jacobian is symmetric), then gamma."""
+        t = self._dxhat_to_dx(dx, xhat, inv_std)
+        return t if len(self.inputs) == 1 else t * reshape(self.inputs[1], self.pshape)
 
     def jvp(self, dx, dgamma=None, dbeta=None):
         x = self.inputs[0]
         xhat, inv_std = self._stats()
         t = None
         if dx is not None:
-            t = self._dxhat_to_dx(dx, xhat, inv_std)
-            if len(self.inputs) > 1:
-                t = t * reshape(self.inputs[1], self.pshape)
+            t = self._tangent_x(dx, xhat, inv_std)
         if dgamma is not None:
             t = add_tangents(t, xhat * reshape(dgamma, self.pshape))
         if dbeta is not None:
@@ -1124,6 +1144,20 @@ class BatchNorm(_Normalize):
         if self.train:
             return super()._dxhat_to_dx(g, xhat, inv_std)
         return g * inv_std
+
+    def _through_gamma(self, g, xhat, inv_std):
+        """dL/dx (g = gy) and the tangent of y (g = dx) alike: gamma is constant along the
+        reduced axes, so it commutes with the symmetric Jacobian of xhat.  Training: DeZero's
+        (g - sum(g) / n - xhat sum(xhat g) / n) (gamma r), its grouping; test mode: g (gamma r)."""
+        scale = operands(self.inputs[1])[0].reshape(self.pshape) * inv_std
+        if not self.train:
+            return g * scale
+        n = xhat.size // inv_std.size
+        axes = self.axes
+        return (g - g.sum(axis=axes, keepdims=True) / n
+                - xhat * (xhat * g).sum(axis=axes, keepdims=True) / n) * scale
+
+    _grad_x = _tangent_x = _through_gamma
 
 
 def _check_batch_norm(x, gamma, beta, mean_, var):

@@ -44,6 +44,11 @@ RETIRED = {
     '잊음 게이트': '망각 게이트',
     '잊음/': '망각/',
     '리셋 게이트': '재설정 게이트',
+    # the tutorial's tools (docs/glossary.md, "튜토리얼의 도구")
+    '스타터': '시작 파일',
+    '체커': '확인기',
+    '채점기': '확인기',
+    '노트 북': '노트북',
 }
 PATTERN = re.compile('|'.join(re.escape(term) for term in RETIRED))
 
@@ -99,7 +104,8 @@ def test_glossary_defines_the_terms_the_tutorial_uses():
     glossary = (ROOT / 'docs' / 'glossary.md').read_text(encoding='utf-8')
     for term in ('기울기', 'gradient', '매개변수', 'parameter', '편미분', 'partial derivative',
                  '\\nabla', '순방향 모드', '역방향 모드', '2차 미분', '잎 변수', '세대',
-                 'generation', '계산 그래프', '순전파', '역전파', '야코비 행렬'):
+                 'generation', '계산 그래프', '순전파', '역전파', '야코비 행렬',
+                 '시작 파일', '확인기', '노트북', '빠른 설정'):
         assert term in glossary, term
 
 

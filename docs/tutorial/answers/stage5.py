@@ -2,13 +2,13 @@
 
 문제마다 스텁(``python steps/check.py stage5.N --stub``)이 요구하는 이름을 정의한다.
 확인 코드는 steps/exercises/stage5.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
-확인을 지난다(tests/test_exercises.py).
+확인을 지난다. 23단계부터처럼 직접 만든 패키지 mydezero(steps/mydezero/)를 쓴다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function
-from dezero_kr.functions_conv import col2im_array, im2col_array
+import mydezero.functions as F
+from mydezero import Function
+from mydezero.functions_conv import col2im_array, im2col_array
 
 
 # --- 문제 1 -------------------------------------------------------------------
