@@ -25,6 +25,7 @@ Other checks, parametrised over the files found (so steps 23-60+ join automatica
   docstring, and a non-trivial ``if __name__ == '__main__':`` block;
 * importing a step prints nothing (all demo code lives under the ``__main__`` guard);
 * steps 01-22 build the framework from scratch and must not import ``dezero_kr``;
+* no step imports another step (``steps/_common.py`` holds what steps share);
 * after every step, the clone is clean (what they write is in ``.gitignore``, also when
   run inside ``steps/``), no step printed a ``Warning`` on standard error, and the table
   "파일은 어디에" in ``steps/README.md`` lists exactly the files each step wrote.
@@ -161,15 +162,41 @@ def _is_trivial(node):
 @pytest.mark.parametrize('step', [s for s in STEPS if _step_number(s) <= FROM_SCRATCH_LAST],
                          ids=[s.stem for s in STEPS if _step_number(s) <= FROM_SCRATCH_LAST])
 def test_from_scratch_step_does_not_import_package(step):
-    tree = ast.parse(step.read_text(encoding='utf-8'))
-    for node in ast.walk(tree):
-        names = []
+    names = imported_modules(step)
+    assert not any(n.split('.')[0] == 'dezero_kr' for n in names), \
+        f'{step.name} imports dezero_kr; steps 01-{FROM_SCRATCH_LAST} build everything themselves'
+
+
+def imported_modules(path):
+    """Every module name an ``import`` / ``from ... import`` anywhere in the file names."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'), filename=str(path))):
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+            names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            names = [node.module or '']
-        assert not any(n.split('.')[0] == 'dezero_kr' for n in names), \
-            f'{step.name} imports dezero_kr; steps 01-{FROM_SCRATCH_LAST} build everything themselves'
+            names.append(node.module or '')
+    return names
+
+
+STEP_MODULE = re.compile(r'step\d+$')
+
+
+def test_step_import_detector():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'step99.py'
+        path.write_text('import numpy as np\nfrom _common import FAST\n\n\ndef f():\n'
+                        '    from step37 import report\n', encoding='utf-8')
+        found = [n for n in imported_modules(path) if STEP_MODULE.match(n.split('.')[0])]
+    assert found == ['step37']
+
+
+@pytest.mark.parametrize('step', STEPS, ids=IDS)
+def test_step_does_not_import_another_step(step):
+    # Each step is a chapter read top to bottom: what it needs from an earlier step is copied
+    # into it, and what several steps share lives in steps/_common.py.
+    others = [n for n in imported_modules(step) if STEP_MODULE.match(n.split('.')[0])]
+    assert not others, (f'{step.name} imports {others}; copy what it needs into it '
+                        '(or, if several steps share it, into steps/_common.py)')
 
 
 @pytest.mark.parametrize('step', STEPS, ids=IDS)

@@ -187,7 +187,7 @@ bz, br, bh (H,). mydezero.functions(F.sigmoid, F.tanh, F.matmul, ...)만으로 �
 역전파는 저절로 된다.
 
     z = sigmoid(x Wz + h Uz + bz)          # 갱신 게이트
-    r = sigmoid(x Wr + h Ur + br)          # 리셋 게이트
+    r = sigmoid(x Wr + h Ur + br)          # 재설정 게이트
     g = tanh(x Wh + (r * h) Uh + bh)       # 새 후보
     h_new = z * h + (1 - z) * g
 """
