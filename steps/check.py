@@ -50,12 +50,14 @@ def _parser():
         description='연습 문제 확인기',
         usage='%(prog)s --list | ID --stub | ID 답_파일.py [--timeout 초] | '
               'package N 폴더 [--timeout 초]')
-    parser.add_argument('ident', nargs='?', metavar='ID', help='문제 id (예: stage4.5) 또는 package')
+    parser.add_argument('ident', nargs='?', metavar='ID',
+                        help='문제 id (예: stage4.5) 또는 package')
     parser.add_argument('answer', nargs='?', help='확인할 답 파일 (.py), package이면 단계 N')
     parser.add_argument('folder', nargs='?', help='package N 폴더: mydezero/를 담은 폴더')
     parser.add_argument('--list', action='store_true', help='문제 id를 한 줄에 하나씩 출력')
     parser.add_argument('--stub', action='store_true', help='문제의 시작 파일을 출력')
-    parser.add_argument('--timeout', type=_seconds, default=exercises.TIMEOUT, metavar='초',
+    parser.add_argument('--timeout', type=_seconds, default=exercises.TIMEOUT,
+                        metavar='초',
                         help=f'답 코드에 주는 시간 (기본 {exercises.TIMEOUT:g}초)')
     return parser
 
@@ -115,7 +117,8 @@ def _package(args):
     from exercises import golden
     try:
         if int(n) in exercises.package_steps():
-            ok, message = exercises.run(f'package.{int(n)}', path=folder, timeout=args.timeout)
+            ok, message = exercises.run(f'package.{int(n)}', path=folder,
+                                        timeout=args.timeout)
         else:
             ok, message = True, f'{int(n)}단계에는 패키지에 더한 부품이 없습니다: 단계 스크립트의 출력만 봅니다.'
         if ok:

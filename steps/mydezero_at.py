@@ -12,7 +12,8 @@ steps/mydezero/의 파일은 하나뿐이고, 줄마다 "몇 단계부터 있는
 
     python steps/mydezero_at.py 45 /tmp/at45     /tmp/at45/mydezero/ 에 45단계 시점의 패키지
     python steps/mydezero_at.py 45 /tmp/my --blank         44단계까지는 원본, 45단계의 부품은 빈칸
-    python steps/mydezero_at.py 46 /tmp/my --blank --keep  내가 채운 /tmp/my/mydezero/에 46단계의 빈칸만
+    python steps/mydezero_at.py 46 /tmp/my --blank --keep  내가 채운 /tmp/my/mydezero/에
+                                                           46단계의 빈칸만 더한다
     python steps/mydezero_at.py --changes        단계마다 더해진 파일과 이름
     python steps/mydezero_at.py --docs           docs/tutorial/mydezero.md를 다시 쓴다
 
@@ -168,7 +169,9 @@ def _refuse_foreign(target, force):
     if os.path.islink(target):
         raise TargetError(f'{target}이(가) 링크다: 링크가 가리키는 곳은 바꾸지 않는다. '
                           '다른 폴더를 주세요.')
-    if not os.path.lexists(target) or (os.path.isdir(target) and not os.listdir(target)):
+    if not os.path.lexists(target):
+        return
+    if os.path.isdir(target) and not os.listdir(target):
         return
     problem = _foreign_problem(target)
     if problem and not force:
@@ -218,7 +221,8 @@ def _swap_in(target, files, n, extra):
         _fill(fresh, files, n, extra)
         old = None
         if os.path.lexists(target):
-            old = os.path.join(parent, os.path.basename(fresh).replace('-new-', '-old-'))
+            old_name = os.path.basename(fresh).replace('-new-', '-old-')
+            old = os.path.join(parent, old_name)
             os.rename(target, old)
         os.rename(fresh, target)
     except OSError as e:
@@ -302,7 +306,8 @@ def keep_package(n, outdir):
     """
     target = os.path.join(outdir, 'mydezero')
     _refuse_source(target)
-    mark = _read_mark(target) if os.path.isdir(target) and not os.path.islink(target) else None
+    plain_dir = os.path.isdir(target) and not os.path.islink(target)
+    mark = _read_mark(target) if plain_dir else None
     if mark is None:
         raise TargetError(f'{target}: --keep은 mydezero_at.py로 만든(--blank) 패키지에만 더한다 '
                           f'({MARK_FILE} 표시가 없다). 새로 시작하려면 --keep 없이 --blank.')
@@ -319,7 +324,8 @@ def keep_package(n, outdir):
     files = {}
     for name in sorted(names):
         if os.path.isfile(os.path.join(target, name)):
-            with open(os.path.join(target, name), encoding='utf-8', errors='replace') as f:
+            path = os.path.join(target, name)
+            with open(path, encoding='utf-8', errors='replace') as f:
                 files[name] = f.read()
     _write_mark(target, n, files, {'blank': True, 'kept': True})
     return {name: how for name, (_, how) in planned.items()}
@@ -433,14 +439,15 @@ def docs_page():
            '`--force`를 붙인다(그 폴더 안의 것을 모두 지운다). 원본 `steps/mydezero/`에는',
            '(`python steps/mydezero_at.py 45 steps`처럼 주어도, 링크를 거쳐도) 쓰지 않는다.',
            '',
-           '각 단계는 자기 시점의 패키지로도 돌아간다: `tests/test_mydezero.py`가 23~60단계를 하나씩 그 시점의',
-           '패키지 옆에서 실행해 정답 출력과 비교한다.',
+           '각 단계는 자기 시점의 패키지로도 돌아간다: 23~60단계를 하나씩 그 시점의 패키지 옆에서',
+           '실행하면 정답 출력과 같은 것을 낸다.',
            '',
            '## 직접 채우기: 빈칸과 확인',
            '',
            '`--blank`를 붙이면 N단계에 더해지는 함수와 메서드를 빈칸으로 둔다(시그니처와 docstring은 그대로,',
            "몸통은 `raise NotImplementedError('41단계: MatMul.backward을(를) 채우세요')`). 채운 뒤",
-           '`python steps/check.py package N 폴더`로 확인하고, 다음 단계는 `--blank --keep`으로 내 패키지에',
+           '`python steps/check.py package N 폴더`로 확인하고, 다음 단계는 `--blank --keep`으로',
+           ' 내 패키지에',
            '그 단계의 빈칸만 더한다(내가 쓴 줄은 바꾸지 않는다). 자세한 것은 [튜토리얼 첫 쪽](index.md)의',
            '"mydezero를 직접 만들기"에 있다.',
            '',
@@ -459,8 +466,8 @@ def docs_page():
            '다른 곳은 아래와 같다.',
            '',
            '* 연산자(`+`, `*`, `**`, `x[...]`, `@` ...)는 `Variable` 클래스 안에 정의한다. DeZero처럼',
-           '  `setup_variable()`로 클래스에 덧붙이지 않는다(`setup_variable`은 호환용으로 두었고',
-           '  아무 일도 하지 않는다). `x @ W`(`__matmul__`)는 DeZero에 없던 것이다.',
+           '  `setup_variable()`로 클래스에 덧붙이지 않는다(그래서 `setup_variable`은 없다).',
+           '  `x @ W`(`__matmul__`)는 DeZero에 없던 것이다.',
            '* 역전파는 책과 같이 함수 목록을 세대 순으로 `sort`해서 꺼낸다(힙이 아니다).',
            '  `core_simple`의 기울기는 0차원 계산에서도 늘 ndarray다(DeZero는 NumPy 수가 되었다).',
            '* `get_spiral`은 자기 `RandomState`로 데이터를 만든다: DeZero는 전역 난수를 다시 심어',
@@ -565,8 +572,9 @@ def _print_todo(n):
 
 
 def main(argv):
-    """명령 줄: N 폴더 [--force] [--blank] | N 폴더 --blank --keep | --changes | --docs. 종료 코드: 0 됨, 2 잘못 부름이나
-    쓸 수 없음 (까닭은 stderr)."""
+    """명령 줄: N 폴더 [--force] [--blank] | N 폴더 --blank --keep | --changes | --docs.
+
+    종료 코드: 0 됨, 2 잘못 부름이나 쓸 수 없음 (까닭은 stderr)."""
     try:
         if argv == ['--changes']:
             print_changes()

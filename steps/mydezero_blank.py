@@ -39,7 +39,9 @@ def versions(parsed, n):
     file_step, lines = parsed
     def alive(first, last, k):
         return k >= file_step and first <= k and (last is None or k <= last)
-    prev = ''.join(t for t, f, la in lines if alive(f, la, n - 1)) if n > file_step else None
+    prev = None
+    if n > file_step:
+        prev = ''.join(t for t, f, la in lines if alive(f, la, n - 1))
     now = [(t, f == n or n == file_step) for t, f, la in lines if alive(f, la, n)]
     return prev, ''.join(t for t, _ in now), [new for _, new in now]
 
@@ -118,13 +120,16 @@ MATH_DOCS = {
     'BroadcastTo.backward': 'y = broadcast_to(x, shape): dL/dx = sum_to(gy, x의 모양).',
     'MatMul.backward': ('y = x W (x (N, D), W (D, H)): dL/dx = gy W^T (N, D),\n'
                         '        dL/dW = x^T gy (D, H).'),
-    'MeanSquaredError.backward': ('y = sum((x0 - x1)^2) / N: dL/dx0 = gy * 2(x0 - x1) / N,\n'
+    'MeanSquaredError.backward': ('y = sum((x0 - x1)^2) / N:\n'
+                                  '        dL/dx0 = gy * 2(x0 - x1) / N,\n'
                                   '        dL/dx1 = -dL/dx0.'),
     'Linear.backward': ('y = x W + b: dL/dx = gy W^T, dL/dW = x^T gy,\n'
                         '        dL/db = sum_to(gy, b의 모양) (b가 None이면 None).'),
     'Sigmoid.backward': 'y = 1 / (1 + exp(-x)): dL/dx = gy * y * (1 - y).',
     'GetItem.backward': 'y = x[slices]: dL/dx = 0으로 채운 x 모양에 gy를 slices 자리에 더한다.',
-    'Softmax.backward': 'y = softmax(x): dL/dx = y * gy - y * sum(y * gy, axis, keepdims=True).',
+    'Softmax.backward': ('y = softmax(x):\n'
+                         '        dL/dx = y * gy - y * sum(y * gy, axis,\n'
+                         '                                 keepdims=True).'),
     'ReLU.backward': 'y = max(x, 0): dL/dx = gy * (x > 0).',
     'MatMul.forward': 'x (N, D) @ W (D, H) -> (N, H).',
     'Sum.forward': 'x.sum(axis, keepdims). 역전파를 위해 x의 모양을 적어 둔다.',
@@ -324,7 +329,8 @@ class _Learner:
 
 
 def _same(node, ref_lines, learner, ref_node):
-    return _segment(learner.lines, node).strip() == _segment(ref_lines, ref_node).strip()
+    mine = _segment(learner.lines, node).strip()
+    return mine == _segment(ref_lines, ref_node).strip()
 
 
 def _locate(ref_stmt, ref_lines, scope, learner, what):
@@ -363,7 +369,8 @@ def _anchor_line(run, prev_tree, prev_lines, scope, learner, what):
         if node is None:
             raise PlaceError(f'{learner.name}: {what}을(를) 놓을 클래스 {scope}이(가) 없다.')
         return _start(node.body[0]) - 1
-    same = [i + 1 for i, t in enumerate(learner.lines) if t.rstrip() == prev_lines[a - 1].rstrip()]
+    anchor = prev_lines[a - 1].rstrip()
+    same = [i + 1 for i, t in enumerate(learner.lines) if t.rstrip() == anchor]
     if len(same) == 1:
         return same[0]
     earlier = [s for s in scope_node.body if s.end_lineno < a]
@@ -375,8 +382,9 @@ def _anchor_line(run, prev_tree, prev_lines, scope, learner, what):
 def _run_names(tree, first, last):
     classes = [(c.lineno, c.name) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
                and first <= c.lineno <= last]
-    names = [q for _, q in sorted(classes + [(node.lineno, q) for q, node in pieces(tree).items()
-                                             if first <= node.lineno <= last])]
+    funcs = [(node.lineno, q) for q, node in pieces(tree).items()
+             if first <= node.lineno <= last]
+    names = [q for _, q in sorted(classes + funcs)]
     return ', '.join(names) if names else f'{first}~{last}번째 줄'
 
 
@@ -405,8 +413,8 @@ def keep_file(n, parsed, text, name):
     if lines and not lines[-1].endswith('\n'):
         lines[-1] += '\n'
     # 뒤에서부터 넣는다; 같은 자리이면 뒤의 덩어리를 먼저 (원본의 순서대로 남게)
-    for _, line, body in sorted(((i, line, body) for i, (line, body) in enumerate(inserts)),
-                                key=lambda x: (x[1], x[0]), reverse=True):
+    numbered = ((i, line, body) for i, (line, body) in enumerate(inserts))
+    for _, line, body in sorted(numbered, key=lambda x: (x[1], x[0]), reverse=True):
         lines[line:line] = body
     return ''.join(lines)
 
@@ -415,13 +423,15 @@ def _run_inserts(n, parsed, texts, skip, learner):
     """[(학습자 파일의 줄, 넣을 줄들)]: N단계의 새 줄 덩어리마다 (빈칸으로 바꾼 것)."""
     prev, now, flags = texts
     tree, prev_tree = ast.parse(now), ast.parse(prev)
-    now_lines, prev_lines = now.splitlines(keepends=True), prev.splitlines(keepends=True)
+    now_lines = now.splitlines(keepends=True)
+    prev_lines = prev.splitlines(keepends=True)
     repl = replacements(n, prev, now, flags)
     inserts = []
     for run in _runs(parsed, n, flags, skip):
         what = f'{n}단계의 {_run_names(tree, run[1], run[2])}'
         body = _render(now_lines, run[1], run[2], repl)
-        first = next((i for i in range(run[1], run[2] + 1) if now_lines[i - 1].strip()), run[1])
+        lines = range(run[1], run[2] + 1)
+        first = next((i for i in lines if now_lines[i - 1].strip()), run[1])
         scope = _scope(tree, first)
         line = _anchor_line(run, prev_tree, prev_lines, scope, learner, what)
         if not scope and now_lines[run[1] - 1].strip():  # 모듈 맨 위: 앞 부품의 빈 줄 뒤로
