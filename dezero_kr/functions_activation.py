@@ -49,7 +49,8 @@ class Sigmoid(Elementwise):
         return sigmoid_array(x)
 
     def _slope(self, x, y):
-        return y * (1 - y)
+        # two factors: the gradient is (gy * y) * (1 - y), grouped as DeZero's gy * y * (1 - y)
+        return y, 1 - y
 
 
 def sigmoid(x):

@@ -115,9 +115,12 @@ def mean_squared_error_simple(x0, x1):
 class SoftmaxCrossEntropy(Function):
     """Mean over the batch of ``-log softmax(x)[i, t_i]``; x (N, C) logits, t (N,) int labels.
 
-    Computed with log-sum-exp (no overflow for huge logits).  dL/dx = gy (softmax(x) - onehot(t)) / N.
+    Each row's ``log softmax(x)[i, t_i]`` is ``(x[i, t_i] - m_i) - log s_i`` with ``m_i`` the
+    row's max and ``s_i = sum(exp(x[i] - m_i))``: no overflow, and no ``log s_i`` lost next to
+    a huge ``m_i`` (DeZero's ``x[i, t_i] - (m_i + log s_i)`` is 0 for the logits ``[1e8, 1e8]``
+    in float32).  dL/dx = (softmax(x) - onehot(t)) (gy / N), the softmax as ``exp(x - m) / s``.
     """
-    __slots__ = ('lse',)
+    __slots__ = ('m', 's')
 
     def forward(self, x, t):
         xp = cuda.get_array_module(x)
@@ -125,26 +128,34 @@ class SoftmaxCrossEntropy(Function):
         dtype, x = x.dtype, widen(x)
         m = x.max(axis=1, keepdims=True)
         z = x - m
-        lse = xp.log(xp.exp(z).sum(axis=1, keepdims=True))
-        loss = (lse.sum() - z[xp.arange(n), t].sum()) / n
-        lse += m
-        self.lse = lse  # (N, 1): softmax(x) = exp(x - lse) in the rules
+        s = xp.exp(z).sum(axis=1, keepdims=True)
+        loss = -(z[xp.arange(n), t] - xp.log(s)[:, 0]).sum() / n
+        self.m, self.s = m, s  # (N, 1) each: softmax(x) = exp(x - m) / s in the rules
         return rounded_to(loss, dtype)  # a scalar of x's dtype (float32 stays float32)
 
     def _slope(self):
-        """dy/dx = (softmax(x) - onehot(t)) / N, shape (N, C)."""
+        """(softmax(x) - onehot(t), 1 / N), shape (N, C) and a float: dy/dx is their product."""
         x, t = self.inputs
         n, c = x.shape
         a, = operands(x)
-        p = softmax(a) if isinstance(a, Variable) else cuda.get_array_module(a).exp(widen(a) - self.lse)
-        return (p - one_hot(t.data, c, p.dtype, cuda.get_array_module(x.data))) * (1 / n)
+        if isinstance(a, Variable):
+            p = softmax(a)
+        else:  # DeZero's softmax: exp(x - m) / s, with the forward's m and s
+            p = cuda.get_array_module(a).exp(widen(a) - self.m)
+            p /= self.s
+        return p - one_hot(t.data, c, p.dtype, cuda.get_array_module(x.data)), 1 / n
 
     def backward(self, gy):
         x = self.inputs[0]
-        return as_grad(rounded_to(operands(gy)[0] * self._slope(), x.dtype), x), None
+        d, inv_n = self._slope()
+        # grouped as DeZero's (softmax(x) - onehot(t)) * (gy * (1 / N))
+        return as_grad(rounded_to(d * (operands(gy)[0] * inv_n), x.dtype), x), None
 
     def jvp(self, dx, dt=None):
-        return None if dx is None else sum(dx * self._slope())
+        if dx is None:
+            return None
+        d, inv_n = self._slope()
+        return sum(dx * d) * inv_n
 
 
 def softmax_cross_entropy(x, t):

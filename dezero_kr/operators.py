@@ -118,11 +118,24 @@ def add_tangents(a, b):
     return a + b
 
 
+def _times_factors(g, factors):
+    """``g`` times a slope given as a tuple of factors, multiplied in from the left
+    (``(g * a) * b``, the grouping of a rule written ``gy * a * b``).  The factors after
+    the first must not widen the product's shape or dtype: they multiply the fresh
+    product array in place (one temporary array fewer)."""
+    g = g * factors[0]
+    for factor in factors[1:]:
+        g *= factor  # (a Variable has no in-place *=: g = g * factor, a new node)
+    return g
+
+
 class Elementwise(Function):
     """Base of the one-input elementwise ops y = f(x): a subclass gives
     ``forward`` and ``_slope(x, y)``, the derivative f'(x) computed from the
     operands x and y (arrays, or Variables while a graph is recorded); the
-    slope broadcasts to y's shape.
+    slope broadcasts to y's shape.  It may be a tuple of factors whose product
+    is f'(x): they multiply the gradient one by one, from the left (sigmoid's
+    ``(gy * y) * (1 - y)``, DeZero's grouping of ``gy * y * (1 - y)``).
 
     dL/dx = sum_to(gy * f'(x), x.shape);  jvp: dy = dx * f'(x), broadcast to y.
     """
@@ -131,11 +144,13 @@ class Elementwise(Function):
     def backward(self, gy):
         x = self.inputs[0]
         g, a, y = operands(gy, x, self.outputs[0]())
-        return as_grad(g * self._slope(a, y), x)
+        s = self._slope(a, y)
+        return as_grad(g * s if type(s) is not tuple else _times_factors(g, s), x)
 
     def jvp(self, dx):
         y = self.outputs[0]()
-        return _bcast_tangent(dx * self._slope(*operands(self.inputs[0], y)), y)
+        s = self._slope(*operands(self.inputs[0], y))
+        return _bcast_tangent(dx * s if type(s) is not tuple else _times_factors(dx, s), y)
 
 
 class BinaryElementwise(Function):

@@ -1,8 +1,9 @@
 """23단계 이후의 스크립트가 함께 쓰는 작은 도우미 (단계가 아니라 부품이다).
 01~22단계는 이 파일을 쓰지 않는다(그 단계들은 파일 하나로 완결된다).
 
-여기 있는 것은 "배울 내용"이 아니라 출력을 정리하는 잔일이다. 각 단계는 이 파일 없이도 위에서
-아래로 읽히도록, 여기서는 세 가지만 한다.
+여기 있는 것은 "배울 내용"이 아니라 출력을 정리하고 결과를 확인하는 잔일이다. 각 단계는 이 파일 없이도
+위에서 아래로 읽히도록, 여기서는 아래의 열 가지만 한다. 단계는 다른 단계를 import하지 않는다: 여러 단계가
+함께 쓰는 것은 여기에 둔다.
 
 * FAST: 테스트(tests/test_steps.py)는 DEZERO_KR_FAST=1로 단계를 실행한다. 학습하는 단계는 이
   값을 보고 반복 횟수를 줄인다. 직접 실행할 때는(변수가 없으면) 책과 같은 설정으로 돈다.
@@ -19,6 +20,9 @@
   Variable이 없는 그래프를 그릴 때 쓴다(렌더러를 찾는 일만 dezero_kr.graph에 맡긴다).
 * gradient_check(f, x): 학습자의 함수 f(mydezero)의 역전파 기울기가 기준 패키지 dezero_kr의 중앙 차분과
   맞는지(True/False). dezero_kr.utils.gradient_check는 dezero_kr의 Variable만 받으므로 이것을 쓴다.
+* check_against_package(mine, package, *arrays): 학습자의 함수(mydezero)를 기준 패키지의 같은 함수와
+  순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분으로 비교한다(37단계에서 만들고 37~41단계가 쓴다).
+  report(이름, mine, package, *arrays)와 report_header(제목)는 그 결과를 한 줄씩 알린다.
 * save_figure(draw, to_file, ncols=1): matplotlib 그림 하나를 작은 PNG로 쓴다(한글 글꼴 포함). 칸(axes)이
   하나면 draw(ax), ncols개면 draw([ax, ...])로 그린다 (save_lines로 안 되는 그림: 산점도 + 맞춘 곡선 ...).
 
@@ -184,3 +188,65 @@ def gradient_check(f, x, *args, rtol=1e-4, atol=1e-5, **kwargs):
     if not ok:
         print(f'gradient_check: 가장 큰 차이 {np.abs(num - bp).max():.3e}')
     return ok
+
+
+def central_difference(f, arrays, i, gy, h=1e-6):
+    """d/d(arrays[i]) sum(f(*arrays) * gy) 를 중앙 차분으로 (float64, 원소 하나씩 흔든다)."""
+    from mydezero import Variable, no_grad  # 학습자의 것 (30단계부터 core.py)
+
+    x = arrays[i]
+    grad = np.zeros_like(x)
+    with no_grad():
+        for idx in np.ndindex(x.shape):
+            old = x[idx]
+            x[idx] = old + h
+            plus = np.sum(f(*[Variable(a) for a in arrays]).data * gy)
+            x[idx] = old - h
+            minus = np.sum(f(*[Variable(a) for a in arrays]).data * gy)
+            x[idx] = old  # 흔든 원소를 꼭 되돌린다
+            grad[idx] = (plus - minus) / (2 * h)
+    return grad
+
+
+def check_against_package(mine, package, *arrays, seed=0):
+    """mydezero로 만든 함수 mine을 기준 패키지 dezero_kr의 package와 비교한다.
+
+    틀리면 AssertionError를 낸다.
+
+    mine, package: Variable들(각각 mydezero, dezero_kr의 것)을 받아
+    Variable 하나를 돌려주는 함수.
+    arrays: 입력 ndarray들. 순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을
+    비교하고 출력의 모양을 돌려준다.
+    """
+    import dezero_kr
+    from mydezero import Variable  # 학습자의 것 (30단계부터 core.py)
+
+    arrays = [np.array(a, dtype=np.float64) for a in arrays]
+    runs = []
+    for f, variable in ((mine, Variable), (package, dezero_kr.Variable)):
+        xs = [variable(a.copy()) for a in arrays]
+        runs.append((f(*xs), xs))
+    (y_mine, xs_mine), (y_package, xs_package) = runs
+    np.testing.assert_array_equal(y_mine.data, y_package.data)
+    gy = np.asarray(np.random.default_rng(seed).standard_normal(y_mine.shape))
+    for y, _ in runs:
+        y.grad = type(y)(gy.copy())  # backward는 y.grad를 시작값으로 쓴다
+        y.backward()
+    for i, (a, b) in enumerate(zip(xs_mine, xs_package)):
+        np.testing.assert_allclose(a.grad.data, b.grad.data, rtol=1e-12,
+                                   atol=1e-12)
+        numeric = central_difference(mine, arrays, i, gy)
+        np.testing.assert_allclose(a.grad.data, numeric, rtol=1e-6, atol=1e-8)
+    return y_mine.shape
+
+
+def report_header(title):
+    print(f'\n{title} (check_against_package)')
+    print('  같다 = 값과 기울기가 dezero_kr와 같고, 기울기가 중앙 차분과 맞는다')
+
+
+def report(name, mine, package, *arrays):
+    """check_against_package를 부르고 한 줄로 알린다 ("같다" = 세 가지 확인을 모두 통과)."""
+    shape = check_against_package(mine, package, *arrays)
+    shapes = ', '.join(str(np.shape(a)) for a in arrays)
+    print(f'  {name}: {shapes} -> {shape} 같다')

@@ -1,6 +1,6 @@
 """연습 문제 확인기: 내가 쓴 답 파일을 정답과 같은 assert로 확인한다.
 
-    python steps/check.py --list              # 문제 id를 한 줄에 하나씩
+    python steps/check.py --list              # 문제 id와 제목, 패키지 확인기의 단계
     python steps/check.py stage4.5 --stub     # 시작 파일(스텁)을 출력한다
     python steps/check.py stage4.5 --stub > my_adam.py
     python steps/check.py stage4.5 my_adam.py # 내 답을 확인한다
@@ -14,6 +14,14 @@
 기대값은 확인기가 정답으로 계산하고 비교도 확인기가 한다. 그래서 답 코드가 np.abs를
 바꾸거나 sys.exit(0)을 불러도 "통과"가 되지 않고, 끝나지 않으면 "시간 초과"로 실패한다.
 종료 코드: 0 통과, 1 실패, 2 잘못 부름(없는 id, 없는 파일), 130 Ctrl-C.
+
+패키지 확인기: 23~60단계의 mydezero를 직접 만들 때(mydezero_at.py --blank로 시작)
+
+    python steps/check.py package 41 /tmp/my  # /tmp/my/mydezero의 41단계 부품을 확인한다
+
+N단계가 더한 부품의 값과 기울기를 dezero_kr, float64 중앙 차분, 기준 패키지와 비교하고
+(자식 프로세스에서, --timeout초까지), 통과하면 stepNN.py를 내 패키지로 돌려 정답 출력
+(tests/golden/steps/)과 비교한다(--timeout의 10배까지). 둘 다 맞아야 통과다.
 """
 import argparse
 import os
@@ -40,12 +48,16 @@ def _seconds(text):
 def _parser():
     parser = argparse.ArgumentParser(
         description='연습 문제 확인기',
-        usage='%(prog)s --list | ID --stub | ID 답_파일.py [--timeout 초]')
-    parser.add_argument('ident', nargs='?', metavar='ID', help='문제 id (예: stage4.5)')
-    parser.add_argument('answer', nargs='?', help='확인할 답 파일 (.py)')
+        usage='%(prog)s --list | ID --stub | ID 답_파일.py [--timeout 초] | '
+              'package N 폴더 [--timeout 초]')
+    parser.add_argument('ident', nargs='?', metavar='ID',
+                        help='문제 id (예: stage4.5) 또는 package')
+    parser.add_argument('answer', nargs='?', help='확인할 답 파일 (.py), package이면 단계 N')
+    parser.add_argument('folder', nargs='?', help='package N 폴더: mydezero/를 담은 폴더')
     parser.add_argument('--list', action='store_true', help='문제 id를 한 줄에 하나씩 출력')
     parser.add_argument('--stub', action='store_true', help='문제의 시작 파일을 출력')
-    parser.add_argument('--timeout', type=_seconds, default=exercises.TIMEOUT, metavar='초',
+    parser.add_argument('--timeout', type=_seconds, default=exercises.TIMEOUT,
+                        metavar='초',
                         help=f'답 코드에 주는 시간 (기본 {exercises.TIMEOUT:g}초)')
     return parser
 
@@ -83,11 +95,56 @@ def _output(text):
     return 2
 
 
+def _listing():
+    lines = [f'{ex.id}\t{ex.title}' for ex in exercises.all_exercises()]
+    lines += [f'package {n}\t{title}' for n, title in exercises.package_steps().items()]
+    return ''.join(line + '\n' for line in lines)
+
+
+def _package(args):
+    """package N 폴더: 부품 확인(자식 프로세스), 그다음 단계 스크립트의 출력."""
+    n, folder = args.answer, args.folder
+    if n is None or folder is None:
+        _note('단계와 폴더를 주세요: python steps/check.py package 41 /tmp/my')
+        return 2
+    if not (n.isascii() and n.isdigit() and 23 <= int(n) <= 60):
+        _note(f'단계는 23~60 사이의 정수여야 합니다: {n!r}')
+        return 2
+    if not (pathlib.Path(folder) / 'mydezero' / '__init__.py').is_file():
+        _note(f'{folder}/mydezero/__init__.py가 없습니다. mydezero/를 담은 폴더를 주세요 '
+              f'(시작: python steps/mydezero_at.py {int(n)} {folder} --blank).')
+        return 2
+    from exercises import golden
+    try:
+        if int(n) in exercises.package_steps():
+            ok, message = exercises.run(f'package.{int(n)}', path=folder,
+                                        timeout=args.timeout)
+        else:
+            ok, message = True, f'{int(n)}단계에는 패키지에 더한 부품이 없습니다: 단계 스크립트의 출력만 봅니다.'
+        if ok:
+            ok, said = golden.run_step_on(int(n), folder, args.timeout * 10)
+            message += '\n' + ('' if ok else '실패: ') + said
+    except KeyboardInterrupt:
+        _note('중단했습니다 (Ctrl-C).')
+        return 130
+    except RuntimeError as e:
+        _note(f'확인기 오류: {e}')
+        return 2
+    if not _write(message + '\n'):
+        _note(message)
+    return 0 if ok else 1
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.list:
-        return _output(''.join(ex.id + '\n' for ex in exercises.all_exercises()))
+        return _output(_listing())
     if args.ident is None:
+        _parser().print_usage(sys.stderr)
+        return 2
+    if args.ident == 'package':
+        return _package(args)
+    if args.folder is not None:
         _parser().print_usage(sys.stderr)
         return 2
     try:

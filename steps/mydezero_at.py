@@ -11,6 +11,9 @@ steps/mydezero/의 파일은 하나뿐이고, 줄마다 "몇 단계부터 있는
 그대로 import된다(A-B 블록의 정의는 뒤에 오는 새 정의가 덮어쓴다).
 
     python steps/mydezero_at.py 45 /tmp/at45     /tmp/at45/mydezero/ 에 45단계 시점의 패키지
+    python steps/mydezero_at.py 45 /tmp/my --blank         44단계까지는 원본, 45단계의 부품은 빈칸
+    python steps/mydezero_at.py 46 /tmp/my --blank --keep  내가 채운 /tmp/my/mydezero/에
+                                                           46단계의 빈칸만 더한다
     python steps/mydezero_at.py --changes        단계마다 더해진 파일과 이름
     python steps/mydezero_at.py --docs           docs/tutorial/mydezero.md를 다시 쓴다
 
@@ -19,6 +22,13 @@ mydezero/에는 표시 파일 .mydezero_at(단계와 파일마다 sha256)을 둔
 mydezero/(내가 만든 패키지)나, 꺼낸 뒤 고친 파일·더한 파일이 있는 mydezero/는 바꾸지 않고
 무엇이 다른지 알려 준다. --force를 붙이면 바꾼다(그 폴더 안의 것을 모두 지운다).
 원본 steps/mydezero/에는 쓰지 않는다(링크를 따라가도). 종료 코드: 0 됨, 2 잘못 부름·쓸 수 없음.
+
+--blank: N단계에 더해지는 함수와 메서드를 빈칸으로 둔다: 시그니처와 docstring은 그대로,
+몸통은 raise NotImplementedError('41단계: MatMul.backward을(를) 채우세요'). N단계에 바뀌는
+부품은 무엇을 바꿀지 적은 주석과 raise, 그 아래에 N-1단계까지의 코드를 둔다(mydezero_blank.py).
+--blank --keep: 내가 채운 패키지(표시가 N-1단계)에 N단계의 빈칸만 더한다. 내가 쓴 줄은 바꾸지
+않고, 새 부품은 원본에서 바로 앞에 있는 문장 뒤에 넣는다. 놓을 곳을 못 찾으면 무엇을 왜
+못 놓는지 알리고 아무것도 바꾸지 않는다. 채운 것은 python steps/check.py package N 폴더로 확인한다.
 """
 import ast
 import difflib
@@ -29,6 +39,8 @@ import re
 import shutil
 import sys
 import tempfile
+
+import mydezero_blank
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, 'mydezero')
@@ -92,14 +104,26 @@ def source_files():
     return sorted(f for f in os.listdir(SOURCE) if f.endswith('.py'))
 
 
-def package_at(n):
-    """{파일 이름: 내용} (N단계에 있는 파일만)."""
+def package_at(n, blank=False):
+    """{파일 이름: 내용} (N단계에 있는 파일만). blank이면 N단계의 부품을 빈칸으로
+    (``mydezero_blank``: 몸통이 NotImplementedError를 낸다)."""
     files = {}
     for name in source_files():
-        text = text_at(os.path.join(SOURCE, name), n)
+        path = os.path.join(SOURCE, name)
+        text = mydezero_blank.blank_file(n, parse(path)) if blank else text_at(path, n)
         if text is not None:
             files[name] = text
     return files
+
+
+def blank_pieces(n):
+    """{파일 이름: [N단계에 채우거나 고칠 부품의 이름, ...]} (있는 파일만)."""
+    found = {}
+    for name in source_files():
+        names = mydezero_blank.new_piece_names(n, parse(os.path.join(SOURCE, name)))
+        if names:
+            found[name] = names
+    return found
 
 
 MARK_FILE = '.mydezero_at'  # 이 도구가 쓴 폴더의 표시: 단계와 파일마다 sha256
@@ -109,11 +133,12 @@ class TargetError(ValueError):
     """꺼낼 폴더에 쓸 수 없거나 쓰면 안 된다 (무엇이 왜인지 알려 준다)."""
 
 
-def write_package(n, outdir, force=False):
+def write_package(n, outdir, force=False, blank=False):
     """outdir/mydezero/를 N단계 시점의 패키지 그대로로 만든다. 그 폴더를 돌려준다.
 
     N단계에 없는 파일은 남지 않는다(새 폴더를 다 쓴 뒤 옛 폴더와 바꾼다). 폴더 안에
-    표시 파일 ``.mydezero_at``(단계와 파일마다 sha256)을 둔다.
+    표시 파일 ``.mydezero_at``(단계와 파일마다 sha256)을 둔다. ``blank``이면 N단계의 부품을
+    빈칸으로 둔다(``--blank``: N단계부터 시작하는 학습자의 패키지).
 
     TargetError: 원본 steps/mydezero/(또는 그것을 담은 폴더)이다(링크를 따라가도),
     outdir가 폴더가 아니거나 만들 수 없다, mydezero가 링크다, 또는 mydezero/가 이
@@ -121,9 +146,9 @@ def write_package(n, outdir, force=False):
     """
     target = os.path.join(outdir, 'mydezero')
     _refuse_source(target)
-    files = package_at(n)  # 원본의 표시 줄이 틀렸으면 쓰기 전에 MarkerError
+    files = package_at(n, blank)  # 원본의 표시 줄이 틀렸으면 쓰기 전에 MarkerError
     _refuse_foreign(target, force)
-    _swap_in(target, files, n)
+    _swap_in(target, files, n, {'blank': True} if blank else {})
     return target
 
 
@@ -144,7 +169,9 @@ def _refuse_foreign(target, force):
     if os.path.islink(target):
         raise TargetError(f'{target}이(가) 링크다: 링크가 가리키는 곳은 바꾸지 않는다. '
                           '다른 폴더를 주세요.')
-    if not os.path.lexists(target) or (os.path.isdir(target) and not os.listdir(target)):
+    if not os.path.lexists(target):
+        return
+    if os.path.isdir(target) and not os.listdir(target):
         return
     problem = _foreign_problem(target)
     if problem and not force:
@@ -157,11 +184,13 @@ def _foreign_problem(target):
     """target이 이 도구가 쓴 그대로이면 None, 아니면 무엇이 다른지."""
     if not os.path.isdir(target):
         return '폴더가 아니라 파일이다.'
-    try:
-        with open(os.path.join(target, MARK_FILE), encoding='utf-8') as f:
-            written = json.load(f)['files']
-    except (OSError, ValueError, KeyError, TypeError):
+    mark = _read_mark(target)
+    if mark is None:
         return f'mydezero_at.py가 쓴 폴더가 아니다 ({MARK_FILE} 표시가 없다).'
+    if mark.get('kept'):
+        return (f'--blank --keep으로 {mark["step"]}단계까지 이어 온 학습자의 패키지다 '
+                '(바꾸면 채운 코드가 지워진다). 다음 단계는 --blank --keep으로.')
+    written = mark['files']
     edited, added = [], []
     for name in sorted(os.listdir(target)):
         path = os.path.join(target, name)
@@ -178,7 +207,7 @@ def _foreign_problem(target):
     return '; '.join(said) + '.' if said else None
 
 
-def _swap_in(target, files, n):
+def _swap_in(target, files, n, extra):
     """새 폴더에 다 쓴 뒤 target과 바꾼다 (옛것은 지운다). 쓸 수 없으면 TargetError."""
     parent = os.path.dirname(target)
     if os.path.exists(parent) and not os.path.isdir(parent):
@@ -189,10 +218,11 @@ def _swap_in(target, files, n):
     except OSError as e:
         raise TargetError(f'폴더를 만들 수 없다: {parent} ({e.strerror or e})') from None
     try:
-        _fill(fresh, files, n)
+        _fill(fresh, files, n, extra)
         old = None
         if os.path.lexists(target):
-            old = os.path.join(parent, os.path.basename(fresh).replace('-new-', '-old-'))
+            old_name = os.path.basename(fresh).replace('-new-', '-old-')
+            old = os.path.join(parent, old_name)
             os.rename(target, old)
         os.rename(fresh, target)
     except OSError as e:
@@ -202,17 +232,103 @@ def _swap_in(target, files, n):
         shutil.rmtree(old) if os.path.isdir(old) else os.remove(old)
 
 
-def _fill(folder, files, n):
+def _fill(folder, files, n, extra):
     mask = os.umask(0)
     os.umask(mask)
     os.chmod(folder, 0o777 & ~mask)  # mkdtemp의 0700이 아니라 보통 폴더처럼
     for name, text in files.items():
         with open(os.path.join(folder, name), 'wb') as f:
             f.write(text.encode('utf-8'))
+    _write_mark(folder, n, files, extra)
+
+
+def _write_mark(folder, n, files, extra):
     mark = {'step': n, 'files': {name: _digest(text.encode('utf-8'))
-                                 for name, text in files.items()}}
-    with open(os.path.join(folder, MARK_FILE), 'w', encoding='utf-8') as f:
-        json.dump(mark, f, indent=1, sort_keys=True)
+                                 for name, text in files.items()}, **extra}
+    _write_atomic(os.path.join(folder, MARK_FILE),
+                  json.dumps(mark, indent=1, sort_keys=True))
+
+
+def _read_mark(target):
+    """표시 파일의 내용 (dict). 없거나 읽을 수 없으면 None."""
+    try:
+        with open(os.path.join(target, MARK_FILE), encoding='utf-8') as f:
+            mark = json.load(f)
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(mark, dict) and isinstance(mark.get('files'), dict) \
+        and type(mark.get('step')) is int
+    return mark if ok else None
+
+
+def _keep_plan(n, target):
+    """--keep이 쓸 것 {파일 이름: (새 내용, '새 파일' 또는 '더함')}과 못 하는 까닭의 목록."""
+    planned, problems = {}, []
+    for name in source_files():
+        parsed = parse(os.path.join(SOURCE, name))
+        if n < parsed[0]:
+            continue
+        path = os.path.join(target, name)
+        if n == parsed[0]:
+            if os.path.lexists(path):
+                problems.append(f'{name}: {n}단계에 새로 생기는 파일인데 이미 있다 (옮기거나 '
+                                '지운 뒤 다시 하세요).')
+            else:
+                planned[name] = (mydezero_blank.blank_file(n, parsed), '새 파일')
+            continue
+        try:
+            with open(path, encoding='utf-8') as f:
+                text = f.read()
+            done = mydezero_blank.keep_file(n, parsed, text, name)
+        except FileNotFoundError:
+            problems.append(f'{name}: {n - 1}단계에 있어야 할 파일이 없다.')
+        except (OSError, UnicodeDecodeError) as e:
+            problems.append(f'{name}: 읽을 수 없다 ({e}).')
+        except mydezero_blank.PlaceError as e:
+            problems.append(str(e))
+        else:
+            if done != text:
+                planned[name] = (done, '더함')
+    return planned, problems
+
+
+def keep_package(n, outdir):
+    """학습자가 N-1단계까지 채운 outdir/mydezero/에 N단계의 새 빈칸만 더한다.
+
+    학습자의 줄은 바꾸지 않는다: 새 부품(빈칸)과 새 줄은 원본의 바로 앞 문장과 같은
+    학습자의 문장 뒤에 넣고, N단계에 바뀌는 부품은 학습자의 몸통 맨 위에 무엇을 바꿀지
+    적은 주석과 raise를 넣는다. N단계에 생기는 파일은 빈칸 그대로 쓴다. 그 뒤 표시 파일에
+    N단계와 지금의 sha256, ``kept``를 적는다(그 폴더는 보통의 꺼내기가 덮어쓰지 않는다).
+    돌려주는 값: {파일 이름: '새 파일' 또는 '더함'}.
+
+    TargetError: 원본이다, 표시 파일이 없거나 N-1단계가 아니다, N-1단계의 파일이 없다,
+    새 부품을 놓을 곳을 못 찾았다(무엇을, 왜: 하나라도 그러면 아무것도 바꾸지 않는다).
+    """
+    target = os.path.join(outdir, 'mydezero')
+    _refuse_source(target)
+    plain_dir = os.path.isdir(target) and not os.path.islink(target)
+    mark = _read_mark(target) if plain_dir else None
+    if mark is None:
+        raise TargetError(f'{target}: --keep은 mydezero_at.py로 만든(--blank) 패키지에만 더한다 '
+                          f'({MARK_FILE} 표시가 없다). 새로 시작하려면 --keep 없이 --blank.')
+    if mark['step'] != n - 1:
+        raise TargetError(f'{target}: 이 패키지는 {mark["step"]}단계다. --keep은 한 단계씩 '
+                          f'나아간다: 먼저 {mark["step"] + 1}단계를 --blank --keep으로.')
+    planned, problems = _keep_plan(n, target)
+    if problems:
+        raise TargetError(f'{target}: {n}단계의 빈칸을 더하지 못했다. 아무것도 바꾸지 '
+                          '않았다.\n  ' + '\n  '.join(problems))
+    for name, (text, _) in planned.items():
+        _write_atomic(os.path.join(target, name), text)
+    names = set(mark['files']) | set(planned)
+    files = {}
+    for name in sorted(names):
+        if os.path.isfile(os.path.join(target, name)):
+            path = os.path.join(target, name)
+            with open(path, encoding='utf-8', errors='replace') as f:
+                files[name] = f.read()
+    _write_mark(target, n, files, {'blank': True, 'kept': True})
+    return {name: how for name, (_, how) in planned.items()}
 
 
 def top_names(text, imports=False):
@@ -323,8 +439,26 @@ def docs_page():
            '`--force`를 붙인다(그 폴더 안의 것을 모두 지운다). 원본 `steps/mydezero/`에는',
            '(`python steps/mydezero_at.py 45 steps`처럼 주어도, 링크를 거쳐도) 쓰지 않는다.',
            '',
-           '각 단계는 자기 시점의 패키지로도 돌아간다: `tests/test_mydezero.py`가 23~60단계를 하나씩 그 시점의',
-           '패키지 옆에서 실행해 정답 출력과 비교한다.',
+           '각 단계는 자기 시점의 패키지로도 돌아간다: 23~60단계를 하나씩 그 시점의 패키지 옆에서',
+           '실행하면 정답 출력과 같은 것을 낸다.',
+           '',
+           '## 직접 채우기: 빈칸과 확인',
+           '',
+           '`--blank`를 붙이면 N단계에 더해지는 함수와 메서드를 빈칸으로 둔다(시그니처와 docstring은 그대로,',
+           "몸통은 `raise NotImplementedError('41단계: MatMul.backward을(를) 채우세요')`). 채운 뒤",
+           '`python steps/check.py package N 폴더`로 확인하고, 다음 단계는 `--blank --keep`으로',
+           ' 내 패키지에',
+           '그 단계의 빈칸만 더한다(내가 쓴 줄은 바꾸지 않는다). 자세한 것은 [튜토리얼 첫 쪽](index.md)의',
+           '"mydezero를 직접 만들기"에 있다.',
+           '',
+           '```bash',
+           'python steps/mydezero_at.py 41 ~/my --blank',
+           'python steps/check.py package 41 ~/my',
+           'python steps/mydezero_at.py 42 ~/my --blank --keep',
+           '```',
+           '',
+           '아래 "단계마다 더해지는 것"의 각 단계에 채울 부품(빈칸)을 적어 두었다. 표가 없는 단계(24, 25 ...)는',
+           '패키지에 더할 것이 없고, 확인은 단계 스크립트의 출력만 본다.',
            '',
            '## DeZero와 다른 점',
            '',
@@ -332,8 +466,8 @@ def docs_page():
            '다른 곳은 아래와 같다.',
            '',
            '* 연산자(`+`, `*`, `**`, `x[...]`, `@` ...)는 `Variable` 클래스 안에 정의한다. DeZero처럼',
-           '  `setup_variable()`로 클래스에 덧붙이지 않는다(`setup_variable`은 호환용으로 두었고',
-           '  아무 일도 하지 않는다). `x @ W`(`__matmul__`)는 DeZero에 없던 것이다.',
+           '  `setup_variable()`로 클래스에 덧붙이지 않는다(그래서 `setup_variable`은 없다).',
+           '  `x @ W`(`__matmul__`)는 DeZero에 없던 것이다.',
            '* 역전파는 책과 같이 함수 목록을 세대 순으로 `sort`해서 꺼낸다(힙이 아니다).',
            '  `core_simple`의 기울기는 0차원 계산에서도 늘 ndarray다(DeZero는 NumPy 수가 되었다).',
            '* `get_spiral`은 자기 `RandomState`로 데이터를 만든다: DeZero는 전역 난수를 다시 심어',
@@ -363,6 +497,12 @@ def docs_page():
         for name, what, diff in items:
             out.append(f'* `mydezero/{name}`: {what}')
         out.append('')
+        todo = blank_pieces(n)
+        if todo:
+            out.append('빈칸(`--blank`): ' + '; '.join(
+                f'`{name}`의 ' + ', '.join(f'`{q}`' for q in names)
+                for name, names in todo.items()))
+            out.append('')
         for name, what, diff in items:
             if what.startswith('새 파일'):
                 continue  # 새 파일은 통째로 읽으면 된다: 목록만
@@ -386,10 +526,13 @@ def _write_atomic(path, text):
     os.replace(tmp, path)
 
 
+FLAGS = ('--force', '--blank', '--keep')
+
+
 def _extract(argv):
-    force = '--force' in argv
-    args = [a for a in argv if a != '--force']
-    if len(args) != 2:
+    flags = {a for a in argv if a in FLAGS}
+    args = [a for a in argv if a not in FLAGS]
+    if len(args) != 2 or ('--keep' in flags and flags != {'--blank', '--keep'}):
         print(__doc__, file=sys.stderr)
         return 2
     if not STEP.fullmatch(args[0]) or not FIRST <= int(args[0]) <= LAST:
@@ -399,14 +542,39 @@ def _extract(argv):
         print('꺼낼 폴더 이름이 비었다 (예: /tmp/at45).', file=sys.stderr)
         return 2
     n = int(args[0])
-    target = write_package(n, args[1], force)
-    print(f'{n}단계 시점의 mydezero: {target} ({", ".join(package_at(n))})')
+    if '--keep' in flags:
+        if n == FIRST:
+            print(f'{FIRST}단계는 처음이다: --keep 없이 --blank로 시작한다.', file=sys.stderr)
+            return 2
+        done = keep_package(n, args[1])
+        said = ', '.join(f'{k} ({v})' for k, v in done.items()) or '더할 것이 없다'
+        print(f'{n}단계의 빈칸을 더했다: {os.path.join(args[1], "mydezero")} ({said})')
+    else:
+        blank = '--blank' in flags
+        target = write_package(n, args[1], '--force' in flags, blank)
+        print(f'{n}단계 시점의 mydezero{" (빈칸)" if blank else ""}: {target} '
+              f'({", ".join(package_at(n))})')
+        if not blank:
+            return 0
+    _print_todo(n)
     return 0
 
 
+def _print_todo(n):
+    todo = blank_pieces(n)
+    if not todo:
+        print(f'{n}단계에는 패키지에 더할 부품이 없다. 확인: python steps/check.py package {n} 폴더')
+        return
+    print(f'{n}단계에 채울 부품 (NotImplementedError):')
+    for name, names in todo.items():
+        print(f'  {name}: {", ".join(names)}')
+    print(f'다 채웠으면: python steps/check.py package {n} 폴더')
+
+
 def main(argv):
-    """명령 줄: N 폴더 [--force] | --changes | --docs. 종료 코드: 0 됨, 2 잘못 부름이나
-    쓸 수 없음 (까닭은 stderr)."""
+    """명령 줄: N 폴더 [--force] [--blank] | N 폴더 --blank --keep | --changes | --docs.
+
+    종료 코드: 0 됨, 2 잘못 부름이나 쓸 수 없음 (까닭은 stderr)."""
     try:
         if argv == ['--changes']:
             print_changes()

@@ -108,6 +108,22 @@ def graph_dot(y, names):
     return '\n'.join(lines + ['}']) + '\n'
 
 
+def deep_backward(Variable, depth):
+    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를
+    돌려준다. Variable: 입력 x를 만들 클래스."""
+    x = Variable(np.array(1.0))
+    y = x
+    for _ in range(depth):
+        y = Square()(y)
+    y.grad = np.array(1.0)
+    y.backward()
+    return x.grad
+
+
+# -----------------------------------------------------------------------------
+# 여기부터 __main__ 앞까지는 그림을 파일로 쓰는 잔일이다 (이 단계의 내용이 아니다: 건너뛰어도 된다).
+# DOT 텍스트를 .dot으로 쓰고, Graphviz의 dot 프로그램이 있으면 그 프로그램을 불러 그림으로 바꾼다.
+# -----------------------------------------------------------------------------
 def save_dot(dot_text, to_file):
     """DOT 텍스트를 to_file과 같은 이름의 .dot으로 쓰고, Graphviz의 dot 프로그램이
     있으면 to_file(.png/.svg)로 그린다. dot이 없으면 .dot만 남긴다."""
@@ -127,18 +143,6 @@ def save_dot(dot_text, to_file):
     with open(to_file, 'wb') as f:  # 다 그린 뒤 한 번에 쓴다: 반쪽 파일이 남지 않는다
         f.write(proc.stdout)
     print(f'[그림 저장] {to_file}', file=sys.stderr)
-
-
-def deep_backward(Variable, depth):
-    """x=1에 Square를 depth번 이은 그래프를 역전파해 x.grad(= 2**depth)를
-    돌려준다. Variable: 입력 x를 만들 클래스."""
-    x = Variable(np.array(1.0))
-    y = x
-    for _ in range(depth):
-        y = Square()(y)
-    y.grad = np.array(1.0)
-    y.backward()
-    return x.grad
 
 
 if __name__ == '__main__':

@@ -54,8 +54,9 @@ class Variable:
             yield f
             funcs.extend(x.creator for x in f.inputs if x.creator is not None)
 
-    def _backprop_through(self, f):
-        gys = [y.grad for y in self._outputs(f)]
+    @staticmethod
+    def _backprop_through(f):
+        gys = [y.grad for y in Variable._outputs(f)]
         gxs = f.backward(*gys)
         if not isinstance(gxs, tuple):
             gxs = (gxs,)

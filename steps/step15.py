@@ -64,8 +64,9 @@ class Variable:
             yield f
             funcs.extend(x.creator for x in f.inputs if x.creator is not None)
 
-    def _backprop_through(self, f):
-        gys = [y.grad for y in self._outputs(f)]
+    @staticmethod
+    def _backprop_through(f):
+        gys = [y.grad for y in Variable._outputs(f)]
         gxs = f.backward(*gys)
         if not isinstance(gxs, tuple):
             gxs = (gxs,)
@@ -218,6 +219,28 @@ def compare(title, build, leaves, expected):
     return out, order_dot(order, labels, gen, wrong)
 
 
+def diamond(x):
+    a = square(x)
+    b = square(a)
+    c = square(a)
+    y = add(b, c)
+    labels = {a.creator: 'a=x^2', b.creator: 'b=a^2', c.creator: 'c=a^2',
+              y.creator: 'y=b+c'}
+    return y, labels
+
+
+def seed_example(x, y):
+    u = mul(x, y)
+    uu = mul(u, u)
+    L = add(uu, u)
+    labels = {u.creator: 'u=x*y', uu.creator: 'u*u', L.creator: 'L=u*u+u'}
+    return L, labels
+
+
+# -----------------------------------------------------------------------------
+# 여기부터 __main__ 앞까지는 그림을 파일로 쓰는 잔일이다 (이 단계의 내용이 아니다: 건너뛰어도 된다).
+# DOT 텍스트를 .dot으로 쓰고, Graphviz의 dot 프로그램이 있으면 그 프로그램을 불러 그림으로 바꾼다.
+# -----------------------------------------------------------------------------
 def order_dot(funcs, labels, gen, wrong):
     """그래프를 DOT 텍스트로: 변수(타원)와 함수(상자)에 세대와 두 방식의 처리
     순서를 적는다.
@@ -270,24 +293,6 @@ def save_dot(dot_text, to_file):
     with open(to_file, 'wb') as f:  # 다 그린 뒤 한 번에 쓴다: 반쪽 파일이 남지 않는다
         f.write(proc.stdout)
     print(f'[그림 저장] {to_file}', file=sys.stderr)
-
-
-def diamond(x):
-    a = square(x)
-    b = square(a)
-    c = square(a)
-    y = add(b, c)
-    labels = {a.creator: 'a=x^2', b.creator: 'b=a^2', c.creator: 'c=a^2',
-              y.creator: 'y=b+c'}
-    return y, labels
-
-
-def seed_example(x, y):
-    u = mul(x, y)
-    uu = mul(u, u)
-    L = add(uu, u)
-    labels = {u.creator: 'u=x*y', uu.creator: 'u*u', L.creator: 'L=u*u+u'}
-    return L, labels
 
 
 if __name__ == '__main__':

@@ -111,8 +111,9 @@ class Variable:
             for x in f.inputs:
                 funcs.push(x.creator)
 
-    def _backprop_through(self, f):
-        gys = [y.grad for y in self._outputs(f)]
+    @staticmethod
+    def _backprop_through(f):
+        gys = [y.grad for y in Variable._outputs(f)]
         gxs = f.backward(*gys)
         if not isinstance(gxs, tuple):
             gxs = (gxs,)

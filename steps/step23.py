@@ -20,6 +20,25 @@ __init__.py가 이름을 모아 두면 쓰는 쪽은 `from mydezero import Varia
 
     python steps/mydezero_at.py 23 /tmp/at23     # /tmp/at23/mydezero/ 에 23단계 시점의 패키지
 
+엔진 하나가 바뀐다: 역전파 순서를 정하는 코드. 16~22단계에서는 FunctionHeap(힙)과 생성기 _creators,
+미분을 받는 receive_grad로 나눠 적었다. core_simple.py는 DeZero(책)의 core_simple.py와 한 줄씩 나란히
+읽을 수 있도록 책의 모양을 따른다: backward 안의 목록 funcs에 함수를 넣을 때마다 세대로 정렬하는
+add_func (core_simple.py의 Variable.backward). 22단계에서 바뀐 곳만 추리면:
+
+    -   for f in self._creators():       # 힙: 세대가 큰 것부터 (16단계)
+    -       self._backprop_through(f)    # 안에서 x.receive_grad(gx) (14단계)
+    +   add_func(self.creator)           # 목록에 넣고 세대로 정렬
+    +   while funcs:
+    +       f = funcs.pop()              # 맨 뒤 = 세대가 가장 큰 함수
+    +       ...                          # gxs = f.backward(*gys)
+    +       x.grad = gx if x.grad is None else x.grad + gx   # receive_grad가 하던 일
+    +       add_func(x.creator)
+
+세대가 큰 함수부터 한 번씩 처리하는 것, 미분을 더해 모으는 것, retain_grad는 22단계와 같다.
+다른 것은 두 가지다. 넣을 때마다 목록 전체를 정렬하므로 함수가 많으면 힙보다 느리다(16단계).
+세대가 같은 함수끼리는 힙은 먼저 넣은 것을, 정렬한 목록은 나중에 넣은 것을 먼저 꺼낸다. 같은 세대의
+함수는 서로의 출력을 쓰지 않으므로 바뀌는 것은 미분을 더하는 순서뿐이다. 30단계의 core.py도 이 모양이다.
+
 30단계부터는 기울기도 Variable인 core.py가 생기고 mydezero.Variable이 그쪽을 가리킨다. 그래서
 23~29단계의 스크립트는 `from mydezero.core_simple import Variable`처럼 core_simple에서 직접
 가져온다(책의 is_simple_core 스위치와 같은 일). 기준 패키지 dezero_kr(이 저장소의 라이브러리)는 값이

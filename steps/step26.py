@@ -41,7 +41,15 @@ from mydezero.core_simple import Variable, exp
 from mydezero.utils import get_dot_graph
 
 from _common import graph_size, save_graph
-from step24 import goldstein
+
+
+def goldstein(x, y):
+    """24단계의 Goldstein-Price 함수 (그래프가 큰 예)."""
+    a = 1 + (x + y + 1) ** 2 * (19 - 14 * x + 3 * x ** 2 - 14 * y + 6 * x * y
+                                + 3 * y ** 2)
+    b = 30 + (2 * x - 3 * y) ** 2 * (18 - 32 * x + 12 * x ** 2 + 48 * y
+                                     - 36 * x * y + 27 * y ** 2)
+    return a * b
 
 
 def structure(dot_text):

@@ -25,7 +25,10 @@ x.data가 아니라 Variable x로 계산한다. mydezero/__init__.py는 이제 c
 
 forward는 예전처럼 ndarray를 받아 ndarray를 돌려준다. 엔진(core.py의 Variable.backward)은 backward들을
 `using_config('enable_backprop', create_graph)` 안에서 부르므로, 보통의 y.backward()에서는 backward
-안의 연산이 기록되지 않는다(그래서 빠르고 메모리도 적다). 기록은 31단계의 create_graph=True가 켠다.
+안의 연산이 기록되지 않는다(그래서 빠르고 메모리도 적다). 기록은 y.backward(create_graph=True)가 켠다:
+아래에서 Sin.backward를 기록 모드로 손으로 부르는 일을, 엔진이 그래프의 모든 함수에 해 주라는 스위치다.
+2차 미분을 구하는 first_and_second가 이것을 쓴다(1차 미분 x.grad를 다시 backward). 엔진 쪽 코드는
+31단계에서 읽고, 미분을 되풀이하는 방법(cleargrad가 왜 필요한가)은 32단계에서 다룬다.
 
 출력에서 볼 것
 * mydezero의 sin으로 y = sin(x)를 역전파: x.grad는 Variable이고, 보통의 backward 뒤에는 creator가

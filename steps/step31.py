@@ -1,8 +1,9 @@
-"""31단계: 고차 미분 (이론 2) -- 역전파 엔진을 create_graph와 함께 직접 쓴다
+"""31단계: 고차 미분 (이론 2) -- 역전파 엔진의 create_graph를 읽는다
 
 30단계에서 backward를 Variable 연산으로 적었다. 그 연산이 그래프로 남을지는 역전파 엔진이 정한다.
 그 엔진이 30단계에서 생긴 mydezero/core.py의 Variable.backward(retain_grad, create_graph)다(읽어 볼 곳).
-16~18단계의 역전파 반복문과 같고, 달라진 곳은 두 군데다.
+23단계 core_simple.py의 역전파 반복문(책의 add_func + 정렬: 16~22단계의 힙 대신, 23단계에서 설명)과
+같고, 달라진 곳은 두 군데다.
 
     gxs = f.backward(*gys)             # 예전: 늘 기록하지 않았다 (ndarray 계산)
     with using_config('enable_backprop', create_graph):

@@ -2,7 +2,7 @@
 
 29단계의 뉴턴 방법 x <- x - f'(x) / f''(x) 에서 손으로 적었던 f''(x)를 32단계의 방법(기울기를
 한 번 더 역전파)으로 바꾼다. 역전파는 mydezero의 y.backward(create_graph=True)다(30~31단계).
-함수 f(x) = x^4 - 2x^2는 29단계에서 가져온다.
+함수 f(x) = x^4 - 2x^2는 29단계와 같다(단계는 다른 단계를 import하지 않으므로 필요한 것을 다시 적는다).
 
     y = f(x)
     y.backward(create_graph=True)   # gx = f'(x), 기울기 그래프까지 기록
@@ -37,8 +37,19 @@ import mydezero.functions as F
 from mydezero import Variable
 
 from _common import FAST, save_figure
-from step28 import draw_paths, gradient_descent, rosenbrock
-from step29 import f, gx2
+
+
+def f(x):
+    return x ** 4 - 2 * x ** 2  # 29단계와 같은 함수
+
+
+def gx2(x):
+    """f''(x)를 손으로 미분해 적은 것 (29단계, x는 ndarray). 자동으로 구한 값과 비교한다."""
+    return 12 * x ** 2 - 4
+
+
+def rosenbrock(x0, x1):
+    return 100 * (x1 - x0 ** 2) ** 2 + (1 - x0) ** 2  # 28단계와 같은 함수
 
 
 def newton(f, x0, iters, verbose=True):
@@ -71,6 +82,39 @@ def gradient_and_hessian(point):
         gi.backward()
         H.append([float(x0.grad.data), float(x1.grad.data)])
     return np.array([float(gi.data) for gi in g]), np.array(H)
+
+
+def gradient_descent(start, lr, iters):
+    """28단계의 경사 하강법 (그림의 비교용). 지나간 점들 [(x0, x1), ...]을 돌려준다.
+
+    28단계는 core_simple(기울기가 ndarray)을 썼다. 여기의 Variable은 core.py의 것이므로 x0.grad.data다.
+    """
+    x0, x1 = Variable(np.array(start[0])), Variable(np.array(start[1]))
+    path = [(float(x0.data), float(x1.data))]
+    for _ in range(iters):
+        x0.cleargrad()
+        x1.cleargrad()
+        rosenbrock(x0, x1).backward()
+        x0.data -= lr * x0.grad.data
+        x1.data -= lr * x1.grad.data
+        path.append((float(x0.data), float(x1.data)))
+    return path
+
+
+def draw_paths(ax, paths):
+    """28단계와 같은 그림: 로젠브록 함수의 등고선(로그 간격) 위에 paths = {이름: [(x0, x1), ...]}."""
+    a, b = np.meshgrid(np.linspace(-2, 2, 200), np.linspace(-1, 3, 200))
+    z = rosenbrock(a, b)  # ndarray를 넣으면 NumPy가 계산한다 (같은 식)
+    ax.contour(a, b, z, levels=np.logspace(-1, 3.5, 12), colors='gray', linewidths=0.6)
+    for (label, path), style in zip(paths.items(), ('o-', 's-')):
+        # 점이 수만 개면 솎아서 표시한다: 움직임이 큰 앞쪽은 촘촘히, 뒤쪽은 드문드문 (로그 간격)
+        shown = np.unique(np.geomspace(1, len(path), 80).astype(int) - 1)
+        xs, ys = np.array(path)[shown].T
+        ax.plot(xs, ys, style, markersize=3, label=f'{label} ({len(path) - 1}회)')
+    ax.plot([1], [1], '*', color='red', markersize=12, label='최솟값 (1, 1)')
+    ax.set_xlabel('$x_0$')
+    ax.set_ylabel('$x_1$')
+    ax.legend(loc='upper left', fontsize='small')
 
 
 def newton_2d(start, iters):

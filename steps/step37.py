@@ -12,7 +12,8 @@
 역전파가 빠른 이유다.
 
 38~41단계에서는 모양을 다루는 함수(reshape, transpose, sum, broadcast_to, sum_to, matmul)를
-mydezero/functions.py에 더한다. 그 함수가 맞는지는 이 단계의 check_against_package로 확인한다.
+mydezero/functions.py에 더한다. 그 함수가 맞는지는 이 단계에서 만드는 확인 도구 check_against_package로
+확인한다(37~41단계가 함께 쓰므로 steps/_common.py에 있다: 단계는 다른 단계를 import하지 않는다).
 합계 함수 sum은 39단계에서 생기므로 여기서는 t.backward()로 대신한다: 시작 기울기가 t와 같은 모양의
 1이므로, sum(t)를 역전파한 것과 같다.
 
@@ -30,69 +31,13 @@ mydezero/functions.py에 더한다. 그 함수가 맞는지는 이 단계의 che
 """
 import numpy as np
 
-import dezero_kr
 import dezero_kr.functions as RF  # 기준 패키지
 import mydezero.functions as F
-from mydezero import Variable, no_grad
+from mydezero import Variable
 from mydezero.core import mul
 from mydezero.functions import sin
 
-
-def central_difference(f, arrays, i, gy, h=1e-6):
-    """d/d(arrays[i]) sum(f(*arrays) * gy) 를 중앙 차분으로 (float64, 원소 하나씩 흔든다)."""
-    x = arrays[i]
-    grad = np.zeros_like(x)
-    with no_grad():
-        for idx in np.ndindex(x.shape):
-            old = x[idx]
-            x[idx] = old + h
-            plus = np.sum(f(*[Variable(a) for a in arrays]).data * gy)
-            x[idx] = old - h
-            minus = np.sum(f(*[Variable(a) for a in arrays]).data * gy)
-            x[idx] = old  # 흔든 원소를 꼭 되돌린다
-            grad[idx] = (plus - minus) / (2 * h)
-    return grad
-
-
-def check_against_package(mine, package, *arrays, seed=0):
-    """mydezero로 만든 함수 mine을 기준 패키지 dezero_kr의 package와 비교한다.
-
-    틀리면 AssertionError를 낸다.
-
-    mine, package: Variable들(각각 mydezero, dezero_kr의 것)을 받아
-    Variable 하나를 돌려주는 함수.
-    arrays: 입력 ndarray들. 순전파 값, 무작위 gy로 역전파한 기울기, 중앙 차분을
-    비교하고 출력의 모양을 돌려준다.
-    """
-    arrays = [np.array(a, dtype=np.float64) for a in arrays]
-    runs = []
-    for f, variable in ((mine, Variable), (package, dezero_kr.Variable)):
-        xs = [variable(a.copy()) for a in arrays]
-        runs.append((f(*xs), xs))
-    (y_mine, xs_mine), (y_package, xs_package) = runs
-    np.testing.assert_array_equal(y_mine.data, y_package.data)
-    gy = np.asarray(np.random.default_rng(seed).standard_normal(y_mine.shape))
-    for y, _ in runs:
-        y.grad = type(y)(gy.copy())  # backward는 y.grad를 시작값으로 쓴다
-        y.backward()
-    for i, (a, b) in enumerate(zip(xs_mine, xs_package)):
-        np.testing.assert_allclose(a.grad.data, b.grad.data, rtol=1e-12,
-                                   atol=1e-12)
-        numeric = central_difference(mine, arrays, i, gy)
-        np.testing.assert_allclose(a.grad.data, numeric, rtol=1e-6, atol=1e-8)
-    return y_mine.shape
-
-
-def report_header(title):
-    print(f'\n{title} (check_against_package)')
-    print('  같다 = 값과 기울기가 dezero_kr와 같고, 기울기가 중앙 차분과 맞는다')
-
-
-def report(name, mine, package, *arrays):
-    """check_against_package를 부르고 한 줄로 알린다 ("같다" = 세 가지 확인을 모두 통과)."""
-    shape = check_against_package(mine, package, *arrays)
-    shapes = ', '.join(str(np.shape(a)) for a in arrays)
-    print(f'  {name}: {shapes} -> {shape} 같다')
+from _common import report, report_header
 
 
 if __name__ == '__main__':
@@ -124,4 +69,4 @@ if __name__ == '__main__':
     rng = np.random.default_rng(37)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
     report('sin (30단계)', sin, RF.sin, a)
-    report('mul (32단계)', mul, lambda u, v: u * v, a, b)
+    report('mul (30단계)', mul, lambda u, v: u * v, a, b)

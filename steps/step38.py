@@ -25,7 +25,7 @@ import dezero_kr.functions as RF  # 기준 패키지
 from mydezero import Variable
 from mydezero.functions import reshape, transpose
 
-from step37 import report, report_header
+from _common import report, report_header
 
 
 def backward_with_labels(y):

@@ -28,7 +28,7 @@ import dezero_kr.functions as RF  # 기준 패키지
 from mydezero import Variable
 from mydezero.functions import sum
 
-from step37 import report, report_header
+from _common import report, report_header
 
 
 if __name__ == '__main__':

@@ -30,7 +30,7 @@ from mydezero import Variable
 from mydezero.core import add
 from mydezero.functions import broadcast_to, sum_to
 
-from step37 import report, report_header
+from _common import report, report_header
 
 
 if __name__ == '__main__':

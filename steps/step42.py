@@ -8,13 +8,14 @@
     갱신      W <- W - lr * dL/dW,  b <- b - lr * dL/db
 
 지금까지 만든 부품(행렬 곱, 브로드캐스트 덧셈, sum, 거듭제곱)만으로 손실을 적을 수 있다
-(mean_squared_naive). 그러면 뺄셈, 거듭제곱, sum, 나눗셈이 모두 그래프에 남는다. 손실을 Function
-하나로 쓰면 중간 변수가 남지 않는다. 역전파 식은 직접 유도한다(diff = x0 - x1, N = len(diff)).
+(mydezero/functions.py의 mean_squared_error_simple: DeZero와 같은 이름). 그러면 뺄셈, 거듭제곱,
+sum, 나눗셈이 모두 그래프에 남는다. 손실을 Function 하나로 쓰면 중간 변수가 남지 않는다.
+역전파 식은 직접 유도한다(diff = x0 - x1, N = len(diff)).
 
     L = sum(diff^2) / N          dL/dx0 = gy * 2 diff / N,   dL/dx1 = -dL/dx0
 
-MeanSquaredError는 mydezero/functions.py에 더한다. 기준 패키지의 F.mean_squared_error와, 그리고 float64
-중앙 차분과 맞춰 본 뒤 학습에 쓴다.
+MeanSquaredError는 mydezero/functions.py에 더한다. 기준 패키지의 F.mean_squared_error, 조립판
+mean_squared_error_simple, 그리고 float64 중앙 차분과 맞춰 본 뒤 학습에 쓴다.
 
 W와 b는 Variable이고, 갱신은 W.data -= ... 처럼 data 배열만 고친다. 갱신 자체는 미분할 계산이
 아니므로 그래프에 기록하지 않는다. 반복마다 cleargrad로 기울기를 비운다(누적 방지).
@@ -38,12 +39,6 @@ from mydezero.functions import mean_squared_error
 from _common import gradient_check, save_figure
 
 
-def mean_squared_naive(x0, x1):
-    """같은 손실을 이미 있는 연산으로: 뺄셈, 거듭제곱, sum, 나눗셈 네 개가 그래프에 남는다."""
-    diff = x0 - x1
-    return F.sum(diff ** 2) / len(diff)
-
-
 def predict(x, W, b):
     return F.matmul(x, W) + b
 
@@ -56,7 +51,7 @@ def check_mean_squared_error():
     results = []
     functions = ((mean_squared_error, Variable),
                  (RF.mean_squared_error, dezero_kr.Variable),
-                 (mean_squared_naive, Variable))
+                 (F.mean_squared_error_simple, Variable))
     for f, variable in functions:
         x0, x1 = variable(a), variable(b)
         y = f(x0, x1)

@@ -18,17 +18,22 @@ exp는 큰 점수에서 넘친다(exp(1000) = inf). 그래서 F.softmax는 각 �
 하나다. 기준 패키지 dezero_kr의 F.softmax_cross_entropy와 값과 기울기를 맞춰 보고, float64 중앙
 차분과도 맞춰 본다.
 
+같은 두 식을 이미 있는 연산(exp, sum, 나눗셈, log, x[...])으로 적은 조립판 softmax_simple,
+softmax_cross_entropy_simple(DeZero와 같은 이름)과, 넘치지 않는 log softmax(log_softmax)도 더한다.
+조립판은 큰 점수에서 넘치고 그래프에 중간 변수가 모두 남는다.
+
 배열의 일부를 꺼내는 x[1], x[:, 2]도 함수(GetItem)다. 역전파하면 꺼낸 자리에만 기울기가 가고
 나머지는 0이다. 그 역전파 GetItemGrad는 0 배열의 꺼낸 자리에 gy를 더한다(np.add.at: 같은 자리를
 두 번 꺼냈으면 두 번 더한다). Variable에 x[...]가 생긴다(__getitem__).
 
 출력에서 볼 것
 * GetItem: 꺼낸 원소 자리에만 1이 있는 x.grad
-* MLP((10, 3))의 점수, 직접 적은 소프트맥스/교차 엔트로피와 F.softmax/F.softmax_cross_entropy가 같다.
+* MLP((10, 3))의 점수, 조립판 softmax_simple/softmax_cross_entropy_simple과
+  F.softmax/F.softmax_cross_entropy가 같다.
 * 기울기가 (p - onehot(t)) / N 과 같다.
 * 직접 만든 SoftmaxCrossEntropy가 기준 패키지 dezero_kr와 같은 값, 같은 기울기를 내고 수치 미분과 맞는다.
-* 점수가 1000처럼 클 때: 단순한 식은 nan, 최댓값을 빼는 softmax(mydezero)와 기준 패키지의
-  F.softmax는 정상
+* 점수가 1000처럼 클 때: 단순한 식(softmax_simple)은 nan, 최댓값을 빼는 softmax(mydezero)와 기준 패키지의
+  F.softmax, 그리고 log_softmax는 정상
 """
 import numpy as np
 
@@ -39,11 +44,6 @@ from mydezero import Variable
 from mydezero.models import MLP
 
 from _common import gradient_check
-
-
-def softmax_by_hand(x):
-    y = F.exp(x)
-    return y / F.sum(y, axis=1, keepdims=True)
 
 
 def check_against_package():
@@ -68,13 +68,6 @@ def check_against_package():
           '\n  기울기 == (p - onehot(t)) / N == 패키지, 수치 미분과 일치')
 
 
-def cross_entropy_by_hand(x, t):
-    p = softmax_by_hand(x)
-    N = x.shape[0]
-    log_p = F.log(p[np.arange(N), t])  # 각 행에서 정답 클래스의 확률만 꺼낸다
-    return -F.sum(log_p) / N
-
-
 if __name__ == '__main__':
     check_against_package()
     print()
@@ -96,11 +89,13 @@ if __name__ == '__main__':
     p = F.softmax(scores)
     print('F.softmax:\n', np.round(p.data, 6), sep='')
     print('행마다의 합:', np.round(p.data.sum(axis=1), 6))
-    print('직접 적은 소프트맥스와 같은가:', np.allclose(softmax_by_hand(scores).data, p.data))
+    simple = F.softmax_simple(scores)  # 이미 있는 연산으로 적은 조립판
+    print('조립판 F.softmax_simple과 같은가:', np.allclose(simple.data, p.data))
 
     loss = F.softmax_cross_entropy(scores, t)
-    print(f'\nF.softmax_cross_entropy = {float(loss.data):.6f},  직접 적은 식 = '
-          f'{float(cross_entropy_by_hand(scores, t).data):.6f}')
+    loss_simple = F.softmax_cross_entropy_simple(scores, t)
+    print(f'\nF.softmax_cross_entropy = {float(loss.data):.6f},  '
+          f'F.softmax_cross_entropy_simple = {float(loss_simple.data):.6f}')
 
     scores = Variable(scores.data)  # 점수에서 다시 시작해 기울기를 본다
     F.softmax_cross_entropy(scores, t).backward()
@@ -110,11 +105,14 @@ if __name__ == '__main__':
 
     big = Variable(np.array([[1000.0, 1001.0, 1002.0]]))
     with np.errstate(over='ignore', invalid='ignore'):  # 직접 적은 식이 넘치는 것을 보여 주려는 것
-        naive = softmax_by_hand(big).data
-    print('\n점수 [1000, 1001, 1002]: 단순한 식', naive)
+        naive = F.softmax_simple(big).data
+    print('\n점수 [1000, 1001, 1002]: 단순한 식 F.softmax_simple', naive)
     print('  최댓값을 빼는 softmax', np.round(F.softmax(big).data, 6))
     reference = RF.softmax(dezero_kr.Variable(big.data)).data  # 기준 패키지
     print('  F.softmax             ', np.round(reference, 6))
     big_loss = F.softmax_cross_entropy(big, np.array([2]))
     print(f'  SoftmaxCrossEntropy(정답 2) = {float(big_loss.data):.6f}'
           f' (= -log {float(F.softmax(big).data[0, 2]):.6f})')
+    log_p = F.log_softmax(big).data  # x - m - log sum exp(x - m): log를 따로 부르지 않는다
+    np.testing.assert_allclose(log_p, np.log(F.softmax(big).data), rtol=1e-12)
+    print('  F.log_softmax         ', np.round(log_p, 6))

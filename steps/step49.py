@@ -20,6 +20,8 @@ Squares). 데이터를 파일에 두고 __getitem__에서 그때그때 읽으면
 출력에서 볼 것
 * 직접 만든 Spiral == dezero_kr.datasets.Spiral (300개 샘플 모두, transform 포함)
 * Spiral 데이터셋의 길이, 샘플 하나, 전처리(transform)를 준 경우의 같은 샘플
+* transforms의 Compose로 이은 전처리: Normalize + AsType, 그림 한 장을 펴서 0~1로
+  (Flatten, ToFloat, Normalize)
 * 한 샘플씩 모은 배치와 dataset[인덱스]로 꺼낸 배치가 같다.
 * 직접 만든 데이터셋 두 개(계산으로 만든 것, 파일에서 하나씩 읽는 것)
 * Dataset으로 48단계의 학습을 다시 하고 정확도를 잰다.
@@ -31,7 +33,7 @@ import numpy as np
 
 import dezero_kr.datasets  # 기준 패키지
 import mydezero.functions as F
-from mydezero import optimizers
+from mydezero import optimizers, transforms
 from mydezero.datasets import Dataset, Spiral
 from mydezero.models import MLP
 
@@ -86,6 +88,19 @@ if __name__ == '__main__':
           f'train_set[0]: x = {x} ({x.dtype}), t = {int(t)}')
     doubled = Spiral(train=True, transform=lambda x: x * 2)
     print('transform=x*2 일 때 [0]: x =', doubled[0][0])
+    # 전처리 모음 transforms: 작은 변환을 Compose로 잇는다
+    halved = Spiral(train=True, transform=transforms.Compose(
+        [transforms.Normalize(mean=0.0, std=2.0), transforms.AsType(np.float64)]))
+    x = halved[0][0]
+    print('transform=Compose([Normalize(0, 2), AsType(float64)]) 일 때')
+    print(f'  [0]: x = {x} ({x.dtype})')
+    image = np.arange(0, 256, 16, dtype=np.uint8).reshape(1, 4, 4)  # 8비트 흑백 그림
+    # DeZero의 MNIST가 기본으로 쓰는 전처리
+    to_vector = transforms.Compose([transforms.Flatten(), transforms.ToFloat(),
+                                    transforms.Normalize(0.0, 255.0)])
+    v = to_vector(image)
+    print(f'Compose([Flatten(), ToFloat(), Normalize(0, 255)]):\n  그림 {image.shape} '
+          f'{image.dtype} -> {v.shape} {v.dtype}, 값 {v.min():.4f} ~ {v.max():.4f}')
 
     batch_index = [0, 5, 7]
     batch = [train_set[i] for i in batch_index]

@@ -25,13 +25,14 @@
 F.conv2d, F.pooling과 값과 기울기를 맞춰 보고 float64 중앙 차분으로도 확인한다.
 
 F.im2col(x, kernel_size)도 함수로 쓸 수 있다: 펼친 행렬 (N*OH*OW, C*KH*KW)을 돌려주고 역전파는
-col2im이다. F.conv2d_simple은 im2col + linear로 합성곱을 조립한 교육용 버전으로 결과가 같다.
+col2im이다. F.conv2d_simple은 im2col + linear로 합성곱을, F.pooling_simple은 im2col + max로 최대 풀링을
+조립한 교육용 버전으로 결과가 같다(역전파는 조립한 함수들이 한다).
 
 출력에서 볼 것
 * 직접 만든 conv2d, pooling == 기준 패키지의 F.conv2d, F.pooling (값과 기울기), 수치 미분과 일치
 * im2col 결과의 모양: (1, 3, 7, 7)을 5x5로 펼치면 (9, 75), 배치 10이면 (90, 75)
 * conv2d의 출력 모양과 역전파된 x.grad, W.grad의 모양, conv2d == conv2d_simple, 수치 미분과 일치
-* 4x4 이미지의 2x2 최대/평균 풀링 값과 역전파된 기울기 (최대 풀링은 최댓값 자리에만 1)
+* 4x4 이미지의 2x2 최대/평균 풀링 값과 역전파된 기울기 (최대 풀링은 최댓값 자리에만 1), pooling == pooling_simple
 """
 import numpy as np
 
@@ -117,9 +118,17 @@ if __name__ == '__main__':
                                 [2.0, 6.0, 9.0, 3.0]]]]))
     print('\n4x4 이미지:\n', img.data[0, 0], sep='')
     pools = (('최대 풀링', F.pooling), ('평균 풀링', F.average_pooling))
+    grads = {}
     for name, pool in pools:
         img.cleargrad()
         y = pool(img, kernel_size=2, stride=2)
         y.backward()
         print(f'{name} 2x2: y = {y.data[0, 0].tolist()}')
         print('  x.grad =\n', img.grad.data[0, 0], sep='')
+        grads[name] = img.grad.data
+    img.cleargrad()
+    y_simple = F.pooling_simple(img, kernel_size=2, stride=2)
+    y_simple.backward()
+    same = np.array_equal(y_simple.data, F.pooling(img, 2, 2).data)
+    print('pooling == pooling_simple (im2col + max):', same,
+          '| 기울기도 같은가:', np.array_equal(img.grad.data, grads['최대 풀링']))

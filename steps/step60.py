@@ -37,13 +37,46 @@ reset_state() 뒤에 한 값씩 넣는다. 원소 하나는 .item()으로 꺼낸
 import numpy as np
 
 import dezero_kr  # 기준 패키지
+import dezero_kr.layers
+import mydezero
 import mydezero.functions as F
 import mydezero.layers as L
 from mydezero import Model, SeqDataLoader, Variable, optimizers
 from mydezero.datasets import SinCurve
 
 from _common import FAST, save_lines
-from step59 import compare_recurrent, predict_curve
+
+
+def compare_recurrent(name, steps=3):
+    """같은 시드로 만든 mydezero.layers.<name>과 dezero_kr.layers.<name>에 같은 입력열을 넣어
+    상태와 기울기를 비교한다. 매개변수의 경로들을 돌려준다 (59단계와 같다)."""
+    xs = np.random.default_rng(0).standard_normal((steps, 2, 3))
+    results = []
+    for package in (mydezero, dezero_kr):
+        np.random.seed(0)
+        layer = getattr(package.layers, name)(4)
+        hs = [layer(x) for x in xs]
+        loss = sum(package.functions.sum(h * h) for h in hs)
+        loss.backward()
+        named = list(layer.named_params())
+        results.append(([path for path, _ in named], [h.data for h in hs],
+                         [p.grad.data for _, p in named]))
+    (paths, hs, grads), (paths_pkg, hs_pkg, grads_pkg) = results
+    assert paths == paths_pkg, (paths, paths_pkg)
+    for a, b in zip(hs + grads, hs_pkg + grads_pkg):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    return paths
+
+
+def predict_curve(model, xs):
+    """xs를 한 값씩 넣은 예측들 (그래프 없이, 59단계와 같다)."""
+    model.reset_state()
+    preds = []
+    with mydezero.no_grad():
+        for x in xs:
+            y = model(np.array(x).reshape(1, 1))
+            preds.append(y.data.item())  # (1, 1) 배열의 원소 하나. float(y.data)는 NumPy 2에서 오류
+    return np.array(preds)
 
 
 def check_cell_path():

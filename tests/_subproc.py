@@ -8,7 +8,9 @@ checkout it would import the wrong one.  ``python_env()`` puts this working
 tree's root first on ``PYTHONPATH``, so subprocesses import the code under test.
 """
 import fnmatch
+import json
 import os
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,6 +28,26 @@ def python_env(base=None, **extra):
     env['PYTHONPATH'] = os.pathsep.join([str(ROOT)] + ([old] if old else []))
     env.update(extra)
     return env
+
+
+def python3_kernel(folder, monkeypatch):
+    """Make sure Jupyter finds a ``python3`` kernel and that it imports this working tree.
+
+    Where no ``python3`` kernel spec is installed, one for this interpreter is written under
+    ``folder`` and ``JUPYTER_PATH`` points there; ``PYTHONPATH`` gets ROOT first (as
+    ``python_env``), since the kernel is a subprocess of the test.
+    """
+    from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+    monkeypatch.setenv('PYTHONPATH', python_env()['PYTHONPATH'])
+    try:
+        KernelSpecManager().get_kernel_spec('python3')
+    except NoSuchKernel:
+        spec_dir = Path(folder) / 'jupyter' / 'kernels' / 'python3'
+        spec_dir.mkdir(parents=True)
+        (spec_dir / 'kernel.json').write_text(json.dumps({
+            'argv': [sys.executable, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
+            'display_name': 'Python 3', 'language': 'python'}))
+        monkeypatch.setenv('JUPYTER_PATH', str(Path(folder) / 'jupyter'))
 
 
 def not_gitignored(folder, under=''):

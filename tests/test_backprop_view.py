@@ -34,6 +34,8 @@ from dezero_kr.functions_math import cos, exp, sin, tanh
 from dezero_kr.graph import GraphRenderError, RendererNotFoundError
 from dezero_kr.graph import plot_backward as graph_plot_backward
 
+from _subproc import python3_kernel
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHROMIUM = '/usr/bin/chromium'
 CHROMEDRIVER = '/usr/bin/chromedriver'
@@ -697,17 +699,8 @@ def test_browser_docs_say_where_the_panel_is(browser, tmp_path):
 def test_notebook_displays_the_viewer(tmp_path, monkeypatch):
     nbformat = require('nbformat')
     nbclient = require('nbclient')
-    kernelspec = require('jupyter_client.kernelspec')
-    KernelSpecManager, NoSuchKernel = kernelspec.KernelSpecManager, kernelspec.NoSuchKernel
-    try:
-        KernelSpecManager().get_kernel_spec('python3')
-    except NoSuchKernel:  # no installed spec: point Jupyter at one for this interpreter
-        spec_dir = tmp_path / 'jupyter' / 'kernels' / 'python3'
-        spec_dir.mkdir(parents=True)
-        (spec_dir / 'kernel.json').write_text(json.dumps({
-            'argv': [sys.executable, '-m', 'ipykernel_launcher', '-f', '{connection_file}'],
-            'display_name': 'Python 3', 'language': 'python'}))
-        monkeypatch.setenv('JUPYTER_PATH', str(tmp_path / 'jupyter'))
+    require('jupyter_client.kernelspec')
+    python3_kernel(tmp_path, monkeypatch)
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(
         f'import sys; sys.path.insert(0, {ROOT!r})\n'

@@ -25,6 +25,7 @@ import dezero_kr
 import dezero_kr.functions as F
 import dezero_kr.layers as L
 from dezero_kr import Parameter, Variable, core, core_simple, utils
+from dezero_kr.autograd import jvp
 from dezero_kr.models import MLP
 
 HERE = Path(__file__).resolve().parent
@@ -625,3 +626,141 @@ def test_book_numbers_need_the_reseed_and_match_with_it(tmp_path):
 
 if __name__ == '__main__':
     print(BOOK_STEP48.format(imports=DEZERO_IMPORTS, after_data=''), end='')  # the DeZero side
+
+
+# =============================================================================
+# DeZero's arithmetic (issue 34): the same formulas in the same grouping, so the
+# same bits; DeZero's formulas are written out in NumPy below (float64, where
+# DeZero 0.0.13 on NumPy 2 keeps the dtype), and the one documented exception,
+# the loss of softmax_cross_entropy, is checked against its stated size
+# =============================================================================
+ARITH_RNG = np.random.default_rng(34)
+
+
+def _grad_of(fn, *arrays, w=None):
+    """Gradients of sum(fn(*xs) * w) (w: a random upstream gradient) and the output."""
+    xs = [Variable(a.copy()) for a in arrays]
+    y = fn(*xs)
+    w = ARITH_RNG.standard_normal(y.shape) if w is None else w
+    F.sum(y * Variable(w)).backward()
+    return y.data, [x.grad.data for x in xs], w
+
+
+def test_sigmoid_gradient_is_dezeros_grouping_bit_for_bit():
+    x = ARITH_RNG.standard_normal((200, 30)) * 3
+    y, (gx,), gy = _grad_of(F.sigmoid, x)
+    expected = gy * y * (1 - y)  # DeZero's Sigmoid.backward: (gy * y) * (1 - y)
+    np.testing.assert_array_equal(gx, expected)
+    assert not np.array_equal(expected, gy * (y * (1 - y)))  # the grouping shows in the bits
+    # the recorded rule (create_graph) and forward mode use the same factors in the same order
+    v = Variable(x)
+    F.sum(F.sigmoid(v) * Variable(gy)).backward(create_graph=True)
+    np.testing.assert_array_equal(v.grad.data, expected)
+    _, tangent = jvp(F.sigmoid, (Variable(x),), (Variable(gy),))
+    np.testing.assert_array_equal(tangent.data, expected)
+
+
+def _dezero_softmax_ce(x, t):
+    """DeZero's SoftmaxCrossEntropy in NumPy: loss -sum(x - (m + log s))[i, t_i] / N with
+    utils.logsumexp's m + log s, and gradient (softmax(x) - onehot) * (1 / N) (gy = 1)."""
+    n, c = x.shape
+    m = x.max(axis=1, keepdims=True)
+    s = np.exp(x - m).sum(axis=1, keepdims=True)
+    log_p = (x - (m + np.log(s)))[np.arange(n), t]
+    loss = -log_p.sum() / np.float32(n)
+    p = np.exp(x - m)
+    p /= p.sum(axis=1, keepdims=True)
+    return loss, (p - np.eye(c, dtype=x.dtype)[t]) * (x.dtype.type(1) * (1 / n))
+
+
+@pytest.mark.parametrize('dtype', [np.float64, np.float32])
+def test_softmax_cross_entropy_gradient_is_dezeros_formula_bit_for_bit(dtype):
+    x = (ARITH_RNG.standard_normal((100, 10)) * 5).astype(dtype)
+    t = ARITH_RNG.integers(0, 10, 100)
+    v = Variable(x)
+    F.softmax_cross_entropy(v, t).backward()
+    # float32: the same formula in float32 (DeZero's own turns float64 on NumPy 2: section 1.3)
+    np.testing.assert_array_equal(v.grad.data, _dezero_softmax_ce(x, t)[1])
+    assert v.grad.dtype == dtype
+
+
+@pytest.mark.parametrize('dtype, big', [(np.float32, 1e8), (np.float64, 1e17)])
+def test_softmax_cross_entropy_is_right_for_huge_logits(dtype, big):
+    # DeZero's loss is 0 here (m + log 2 rounds to m); dezero_kr's is log 2.  The gradient
+    # used exp(x - (m + log s)) = [1, 1, 0] before; DeZero's softmax exp(x - m) / s is right
+    v = Variable(np.array([[big, big, 0.0]], dtype=dtype))
+    loss = F.softmax_cross_entropy(v, np.array([0]))
+    loss.backward()
+    np.testing.assert_allclose(loss.data, math.log(2), rtol=1e-7)
+    np.testing.assert_array_equal(v.grad.data, [[-0.5, 0.5, 0.0]])
+    assert _dezero_softmax_ce(v.data, np.array([0]))[0] == 0  # DeZero's formula loses it
+
+
+@pytest.mark.parametrize('dtype, bound', [(np.float32, 3e-7), (np.float64, 6e-16)])
+def test_softmax_cross_entropy_loss_differs_from_dezero_only_by_the_documented_size(dtype, bound):
+    # docs/dezero_differences.md section 5: each row is (x_t - m) - log s, not DeZero's
+    # x_t - (m + log s); on batches of 100 x 10 logits most losses are the same bits and the
+    # rest are within `bound` (relative) of DeZero's
+    same, worst = 0, 0.0
+    for scale in (1, 5, 20):
+        for _ in range(100):
+            x = (ARITH_RNG.standard_normal((100, 10)) * scale).astype(dtype)
+            t = ARITH_RNG.integers(0, 10, 100)
+            x[np.arange(100), t] += scale  # a network that has learned something
+            loss = F.softmax_cross_entropy(x, t).data
+            m = x.max(axis=1, keepdims=True)
+            z = x - m
+            documented = -(z[np.arange(100), t] - np.log(np.exp(z).sum(axis=1))).sum() / 100
+            assert loss == documented and loss.dtype == dtype
+            dezero = _dezero_softmax_ce(x, t)[0]
+            same += bool(loss == dezero)
+            worst = max(worst, abs(float(loss) - float(dezero)) / float(dezero))
+    assert worst <= bound
+    assert same >= 0.6 * 300, same
+
+
+def _dezero_batch_norm(x, gamma, beta, gy, eps=2e-5):
+    """DeZero's BatchNorm (training, (N, C)) in NumPy: ndarray.mean/var, then its backward
+    gx = (gy - sum(gy) / N - xc sum(xc gy) / N) (gamma inv_std)."""
+    n = len(x)
+    mean, var = x.mean(axis=0), x.var(axis=0)
+    inv_std = 1 / np.sqrt(var + eps)
+    xc = (x - mean) * inv_std
+    y = gamma * xc + beta
+    gbeta, ggamma = gy.sum(axis=0), (xc * gy).sum(axis=0)
+    gx = (gy - gbeta / n - xc * ggamma / n) * (gamma * inv_std)
+    return y, mean, var, gx, ggamma, gbeta
+
+
+@pytest.mark.parametrize('dtype', [np.float64, np.float32])
+def test_batch_norm_is_dezeros_arithmetic_bit_for_bit(dtype):
+    x = (ARITH_RNG.standard_normal((30, 10)) * 4 + 1).astype(dtype)
+    gamma = ARITH_RNG.uniform(0.5, 2, 10).astype(dtype)
+    beta = ARITH_RNG.standard_normal(10).astype(dtype)
+    gy = ARITH_RNG.standard_normal(x.shape).astype(dtype)
+    mean, var = np.zeros(10, dtype), np.zeros(10, dtype)
+    y, grads, _ = _grad_of(lambda a, g, b: F.batch_norm(a, g, b, mean, var), x, gamma, beta, w=gy)
+    y_ref, mean_ref, var_ref, gx, ggamma, gbeta = _dezero_batch_norm(x, gamma, beta, gy)
+    np.testing.assert_array_equal(y, y_ref)
+    # the running statistics from zeros: (1 - decay) of np.mean, and of the unbiased np.var
+    np.testing.assert_array_equal(mean, (1 - 0.9) * mean_ref)
+    np.testing.assert_array_equal(var, ((1 - 0.9) * (30 / 29)) * var_ref)
+    if dtype == np.float64:  # (DeZero's float32 gradients turn float64 on NumPy 2: section 1.3)
+        for g, ref in zip(grads, (gx, ggamma, gbeta)):
+            np.testing.assert_array_equal(g, ref)
+
+
+@pytest.mark.parametrize('dtype, bound', [(np.float32, 1e-5), (np.float64, 2e-14)])
+def test_batch_norm_4d_differs_from_dezero_only_by_the_documented_size(dtype, bound):
+    # docs/dezero_differences.md section 5: DeZero copies (N, C, H, W) to (N H W, C) and adds
+    # its rows one by one; dezero_kr sums axes (0, 2, 3) in place (NumPy's pairwise sums)
+    x = (ARITH_RNG.standard_normal((2, 4, 28, 28)) * 3 + 2).astype(dtype)
+    rows = x.transpose(0, 2, 3, 1).reshape(-1, 4)
+    exact = rows.astype(np.float64)
+    exact = (exact - exact.mean(axis=0)) / np.sqrt(exact.var(axis=0) + 2e-5)
+    dezero = (rows - rows.mean(axis=0)) * (1 / np.sqrt(rows.var(axis=0) + 2e-5))
+    y = F.batch_norm(x, np.ones(4, dtype), np.zeros(4, dtype), np.zeros(4, dtype), np.zeros(4, dtype))
+    y = y.data.transpose(0, 2, 3, 1).reshape(-1, 4)
+    assert 0 < np.abs(y - dezero).max() <= bound
+    if dtype == np.float32:  # (float64 has no exact reference here) the pairwise sums: closer
+        assert np.abs(y - exact).max() <= np.abs(dezero - exact).max()

@@ -106,7 +106,10 @@ WRONG = {
                  ['2차 미분 -cos(0.7)']),
     'stage4_tensors.4': ('Transpose(tuple(np.argsort(self.axes)))(gy)',
                          'Transpose(self.axes)(gy)',
-                         ['예외가 난 확인: Transpose((2, 0, 1))의 역전파', 'has shape (3, 4, 2)']),
+                         # mydezero (like DeZero) stores a gradient of the wrong shape
+                         # without a word; the check's shape comparison catches it
+                         ['틀린 확인: Transpose((2, 0, 1))의 x.grad (기울기가 원래 자리로)',
+                          '받은 모양: (3, 4, 2)']),
     'stage2.1': ('grad_step14 = 8.0', 'grad_step14 = 6.0',
                  ['grad_step14 (step14의 역전파와 비교)', '최대 절대 차이: 2.000e+00']),
     # one wrong answer for every other exercise too
@@ -256,7 +259,10 @@ def _check(*args, cwd, timeout=300):
 def test_check_py_as_a_learner_runs_it(tmp_path):
     listed = _check('--list', cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.split('\n')[:-1] == IDS
+    lines = listed.stdout.split('\n')[:-1]
+    assert [line.split('\t')[0] for line in lines if not line.startswith('package ')] == IDS
+    assert [line.split('\t')[1] for line in lines[:len(IDS)]] == \
+        [exercises.get(i).title for i in IDS]
 
     stub = _check('stage4.6', '--stub', cwd=tmp_path)
     assert stub.returncode == 0 and stub.stdout == exercises.get('stage4.6').stub
@@ -470,3 +476,63 @@ def test_stage_pages_document_the_checker():
     text = '\n'.join(p.read_text(encoding='utf-8') for p in pages.glob('*.md'))
     for ident in IDS:  # every exercise is named on a page, so a learner finds its id
         assert f'`python steps/check.py {ident} 내_답.py`' in text, ident
+
+
+# ---------------------------------------------------------------------------
+# From stage 3 on, the "build a piece" exercises use the learner's own package, mydezero.
+
+MYDEZERO_IDS = ('stage3.1', 'stage4_tensors.1', 'stage4_tensors.4', 'stage4.1', 'stage4.5',
+                'stage4.6', 'stage5.5', 'stage5.6')
+
+
+def _imports(source):
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split('.')[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split('.')[0])
+    return names
+
+
+@pytest.mark.parametrize('ident', MYDEZERO_IDS)
+def test_piece_stubs_import_mydezero_not_the_reference(ident):
+    imported = _imports(exercises.get(ident).stub)
+    assert 'mydezero' in imported and 'dezero_kr' not in imported, (ident, imported)
+
+
+@pytest.mark.parametrize('group', ['stage3', 'stage4_tensors', 'stage4', 'stage5'])
+def test_answers_of_stages_3_to_5_import_mydezero(group):
+    imported = _imports((ANSWERS / f'{group}.py').read_text(encoding='utf-8'))
+    assert 'mydezero' in imported and 'dezero_kr' not in imported, (group, imported)
+
+
+def test_the_adam_stub_has_the_shape_of_mydezeros_adam():
+    """mydezero's Optimizer (step 46) counts no steps: its Adam keeps ``t`` and overrides
+    ``update``. The stub asks for the same methods and says so."""
+    import mydezero.optimizers
+    stub = exercises.get('stage4.5').stub
+    cls = next(n for n in ast.parse(stub).body if isinstance(n, ast.ClassDef))
+    methods = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    assert methods == {'__init__', 'update', 'update_one'}
+    assert methods <= set(vars(mydezero.optimizers.Adam))
+    assert not hasattr(mydezero.optimizers.Optimizer(), 't')
+    assert 'from mydezero.optimizers import Optimizer' in stub
+    assert 'self.t = 0' in stub and '기반 클래스의 update()가 부를 때마다' not in stub
+
+
+# the learner's package's own pieces, written as an answer file, pass the checks
+OWN_PIECES = {
+    'stage3.1': 'from mydezero.functions import Cos, cos\n',
+    'stage4.1': 'from mydezero.functions import Tanh, tanh\n',
+    'stage4.5': 'from mydezero.optimizers import Adam\n',
+    'stage4.6': 'from mydezero.functions import GetItem, get_item\n',
+    'stage4_tensors.4': 'from mydezero.functions import Transpose\n',
+    'stage5.5': 'from mydezero.functions import average_pooling\n',
+}
+
+
+@pytest.mark.parametrize('ident', sorted(OWN_PIECES))
+def test_mydezeros_own_pieces_pass_in_the_child_process(ident, tmp_path):
+    ok, message = exercises.run(ident, path=_answer(tmp_path, OWN_PIECES[ident]))
+    assert ok, message

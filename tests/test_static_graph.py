@@ -1168,7 +1168,7 @@ def test_keep_buffers_gives_the_same_numbers_and_returns_fresh_values():
 def test_written_out_norms_attention_and_loss_match_eager_bit_for_bit(dtype):
     # layer_norm and rms_norm of x alone (microgpt's RMSNorm) are written out as NumPy lines that
     # keep inv_std for the backward; a gradient reaching x twice (the residual) accumulates;
-    # softmax_cross_entropy is written out too (its lse kept), on 10 rows of 6 classes, and
+    # softmax_cross_entropy is written out too (its row max and exp sum kept), on 10 rows of 6 classes, and
     # multi_head_attention (2 heads of width 3: scale 1/sqrt(3)), causal and not.
     rng = np.random.default_rng(1)
     x0, w0 = rng.standard_normal((2, 5, 6)).astype(dtype), rng.standard_normal((6, 6)).astype(dtype)
@@ -1206,7 +1206,7 @@ def test_written_out_norms_attention_and_loss_match_eager_bit_for_bit(dtype):
     assert 'Norm.forward' not in code and 'Norm.backward' not in code and 'Entropy.' not in code
     assert 'Attention.forward' not in code and 'Attention.backward' not in code
     assert code.count('np.copyto(') == 1 and code.count('np.matmul(') == 6
-    assert 'softmaxcrossentropy_lse = np.log(' in code
+    assert 'softmaxcrossentropy_exp_sum = np.exp(' in code  # DeZero's softmax: exp(x - m) / s
     assert code.count('_inv_std = 1 / np.sqrt(') == 5 and 'layernorm_inv_std_xc' in code
 
 

@@ -25,6 +25,7 @@ Other checks, parametrised over the files found (so steps 23-60+ join automatica
   docstring, and a non-trivial ``if __name__ == '__main__':`` block;
 * importing a step prints nothing (all demo code lives under the ``__main__`` guard);
 * steps 01-22 build the framework from scratch and must not import ``dezero_kr``;
+* no step imports another step (``steps/_common.py`` holds what steps share);
 * after every step, the clone is clean (what they write is in ``.gitignore``, also when
   run inside ``steps/``), no step printed a ``Warning`` on standard error, and the table
   "파일은 어디에" in ``steps/README.md`` lists exactly the files each step wrote.
@@ -51,15 +52,15 @@ import pytest
 from _clone import Writes, git_status, ignored, make_clone
 from _subproc import ROOT, python_env
 
+sys.path.insert(0, str(ROOT / 'steps'))
+from exercises.golden import ATOL, NUMBER, RTOL, compare_line, compare_output  # noqa: E402,F401
+
 STEPS_DIR = ROOT / 'steps'
 GOLDEN_DIR = ROOT / 'tests' / 'golden' / 'steps'
 FROM_SCRATCH_LAST = 22  # steps 01..22 grow their own framework and must not use dezero_kr
 
-RTOL = 1e-6
-ATOL = 1e-9
 TIMEOUT = float(os.environ.get('DEZERO_KR_STEP_TIMEOUT', '120'))
 
-NUMBER = re.compile(r'[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?')
 HANGUL = re.compile(r'[\uac00-\ud7a3]')
 STEP_NAME = re.compile(r'step(\d+)$')
 
@@ -109,42 +110,7 @@ def run_step(step, cwd):
 # ---------------------------------------------------------------------------
 # comparison
 
-def _split(line):
-    """'x = 1.5, y = [2. 3.]' -> (['x = ', ', y = [', ' ', ']'], [1.5, 2.0, 3.0])"""
-    texts, numbers, pos = [], [], 0
-    for m in NUMBER.finditer(line):
-        texts.append(line[pos:m.start()])
-        numbers.append(m.group())
-        pos = m.end()
-    texts.append(line[pos:])
-    texts = [re.sub(r' +', ' ', t) for t in texts]
-    texts[-1] = texts[-1].rstrip()
-    return texts, numbers
-
-
-def compare_line(actual, expected):
-    """Return None if the lines match, else a short reason."""
-    a_texts, a_nums = _split(actual)
-    e_texts, e_nums = _split(expected)
-    if a_texts != e_texts or len(a_nums) != len(e_nums):
-        return 'text differs'
-    for a, e in zip(a_nums, e_nums):
-        if abs(float(a) - float(e)) > ATOL + RTOL * abs(float(e)):
-            return f'number {a} != {e}'
-    return None
-
-
-def compare_output(actual, expected):
-    """Return a list of human-readable mismatch descriptions (empty if equal)."""
-    a_lines, e_lines = actual.splitlines(), expected.splitlines()
-    problems = []
-    for i, (a, e) in enumerate(zip(a_lines, e_lines), 1):
-        reason = compare_line(a, e)
-        if reason:
-            problems.append(f'line {i}: {reason}\n  expected: {e!r}\n  actual:   {a!r}')
-    if len(a_lines) != len(e_lines):
-        problems.append(f'{len(a_lines)} lines, golden has {len(e_lines)}')
-    return problems
+# _split, compare_line, compare_output: steps/exercises/golden.py (also used by check.py)
 
 
 # ---------------------------------------------------------------------------
@@ -196,15 +162,41 @@ def _is_trivial(node):
 @pytest.mark.parametrize('step', [s for s in STEPS if _step_number(s) <= FROM_SCRATCH_LAST],
                          ids=[s.stem for s in STEPS if _step_number(s) <= FROM_SCRATCH_LAST])
 def test_from_scratch_step_does_not_import_package(step):
-    tree = ast.parse(step.read_text(encoding='utf-8'))
-    for node in ast.walk(tree):
-        names = []
+    names = imported_modules(step)
+    assert not any(n.split('.')[0] == 'dezero_kr' for n in names), \
+        f'{step.name} imports dezero_kr; steps 01-{FROM_SCRATCH_LAST} build everything themselves'
+
+
+def imported_modules(path):
+    """Every module name an ``import`` / ``from ... import`` anywhere in the file names."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'), filename=str(path))):
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+            names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            names = [node.module or '']
-        assert not any(n.split('.')[0] == 'dezero_kr' for n in names), \
-            f'{step.name} imports dezero_kr; steps 01-{FROM_SCRATCH_LAST} build everything themselves'
+            names.append(node.module or '')
+    return names
+
+
+STEP_MODULE = re.compile(r'step\d+$')
+
+
+def test_step_import_detector():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'step99.py'
+        path.write_text('import numpy as np\nfrom _common import FAST\n\n\ndef f():\n'
+                        '    from step37 import report\n', encoding='utf-8')
+        found = [n for n in imported_modules(path) if STEP_MODULE.match(n.split('.')[0])]
+    assert found == ['step37']
+
+
+@pytest.mark.parametrize('step', STEPS, ids=IDS)
+def test_step_does_not_import_another_step(step):
+    # Each step is a chapter read top to bottom: what it needs from an earlier step is copied
+    # into it, and what several steps share lives in steps/_common.py.
+    others = [n for n in imported_modules(step) if STEP_MODULE.match(n.split('.')[0])]
+    assert not others, (f'{step.name} imports {others}; copy what it needs into it '
+                        '(or, if several steps share it, into steps/_common.py)')
 
 
 @pytest.mark.parametrize('step', STEPS, ids=IDS)

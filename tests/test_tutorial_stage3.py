@@ -1,6 +1,6 @@
 """The learner's pieces of tutorial steps 30-41 and the check the steps rely on.
 
-Steps 37-41 trust ``step37.check_against_package`` to say that a learner's
+Steps 37-41 trust ``_common.check_against_package`` to say that a learner's
 Function (in ``steps/mydezero``) matches dezero_kr and central differences; these
 tests prove that the check fails on a wrong backward (a silent wrong gradient of
 the right shape) and that the learner's engine (``mydezero``'s
@@ -17,7 +17,7 @@ import dezero_kr.functions as RF  # the reference
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'steps'))
 
 import mydezero.functions as F  # noqa: E402  (the learner's)
-import step37  # noqa: E402
+from _common import check_against_package  # noqa: E402  (the check steps 37-41 use)
 from mydezero import Function, Variable  # noqa: E402
 
 
@@ -42,23 +42,23 @@ class SumWithoutReshape(F.Sum):
 def test_check_catches_wrong_derivative():
     x = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
     with pytest.raises(AssertionError):
-        step37.check_against_package(lambda v: WrongSin()(v), RF.sin, x)
+        check_against_package(lambda v: WrongSin()(v), RF.sin, x)
 
 
 def test_check_catches_silent_wrong_broadcast():
     # (2, 2) summed over axis 1: gy (2,) broadcasts to (2, 2) along the wrong axis
     x = np.array([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(AssertionError):
-        step37.check_against_package(lambda v: SumWithoutReshape(axis=1, keepdims=False)(v),
-                                     lambda v: RF.sum(v, axis=1), x)
+        check_against_package(lambda v: SumWithoutReshape(axis=1, keepdims=False)(v),
+                              lambda v: RF.sum(v, axis=1), x)
 
 
 def test_check_accepts_learner_functions():
     x = np.arange(24.0).reshape(2, 3, 4) / 7
-    assert step37.check_against_package(lambda v: F.transpose(v, (2, 0, 1)),
-                                        lambda v: RF.transpose(v, (2, 0, 1)), x) == (4, 2, 3)
-    assert step37.check_against_package(lambda v: F.sum(v, axis=(0, 2)),
-                                        lambda v: RF.sum(v, axis=(0, 2)), x) == (3,)
+    assert check_against_package(lambda v: F.transpose(v, (2, 0, 1)),
+                                 lambda v: RF.transpose(v, (2, 0, 1)), x) == (4, 2, 3)
+    assert check_against_package(lambda v: F.sum(v, axis=(0, 2)),
+                                 lambda v: RF.sum(v, axis=(0, 2)), x) == (3,)
 
 
 def test_learner_engine_third_derivative_of_tanh():

@@ -1,12 +1,13 @@
 """One vocabulary across the project (docs/glossary.md), and no pointers to material a
 learner does not have.
 
-Every tracked text a learner reads -- docs/**/*.md, steps/*.py, examples/**/*.py,
+Every tracked text a learner reads -- docs/**/*.md, steps/*.py, steps/exercises/*.py, examples/**/*.py,
 README.md, the step goldens (printed labels) and dezero_kr/**/*.py (Korean docstrings and
 messages) -- is searched for
 
 * retired variants of a glossary term (그래디언트 -> 기울기, 파라미터 -> 매개변수,
-  전진 모드 -> 순방향 모드, 2계 도함수 / 고계 미분 -> 2차 / 고차 미분, 에포크 -> 에폭),
+  전진 모드 -> 순방향 모드, 2계 도함수 / 고계 미분 -> 2차 / 고차 미분, 에포크 -> 에폭,
+  잊음 게이트 -> 망각 게이트, 리셋 게이트 -> 재설정 게이트),
 * literal slips that read as a mistranslation (바퀴 for a wheel, 이름 풀이 for DNS
   resolution, ...),
 * references to documents the project does not contain (첨부 자료, 해설서, 시드 문서):
@@ -40,10 +41,19 @@ RETIRED = {
     '역전파 문서의 예': 'a citation from docs/references.md',
     '시드 문서': 'a citation from docs/references.md',
     '에포크': '에폭',
+    '잊음 게이트': '망각 게이트',
+    '잊음/': '망각/',
+    '리셋 게이트': '재설정 게이트',
+    # the tutorial's tools (docs/glossary.md, "튜토리얼의 도구")
+    '스타터': '시작 파일',
+    '체커': '확인기',
+    '채점기': '확인기',
+    '노트 북': '노트북',
 }
 PATTERN = re.compile('|'.join(re.escape(term) for term in RETIRED))
 
-GLOBS = ('docs/**/*.md', 'steps/*.py', 'examples/**/*.py', 'README.md', 'tests/golden/**/*.txt',
+GLOBS = ('docs/**/*.md', 'steps/*.py', 'steps/exercises/*.py', 'examples/**/*.py', 'README.md',
+         'tests/golden/**/*.txt',
          'dezero_kr/**/*.py', 'docs/**/*.py')
 # This file (and nothing else) may spell the retired terms: it is the list.
 EXCLUDE = {pathlib.Path(__file__).resolve()}
@@ -94,7 +104,8 @@ def test_glossary_defines_the_terms_the_tutorial_uses():
     glossary = (ROOT / 'docs' / 'glossary.md').read_text(encoding='utf-8')
     for term in ('기울기', 'gradient', '매개변수', 'parameter', '편미분', 'partial derivative',
                  '\\nabla', '순방향 모드', '역방향 모드', '2차 미분', '잎 변수', '세대',
-                 'generation', '계산 그래프', '순전파', '역전파', '야코비 행렬'):
+                 'generation', '계산 그래프', '순전파', '역전파', '야코비 행렬',
+                 '시작 파일', '확인기', '노트북', '빠른 설정'):
         assert term in glossary, term
 
 

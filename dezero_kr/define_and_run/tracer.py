@@ -2227,7 +2227,7 @@ def _fill(line, stats, fname):
     return line.replace('@STATS', str(stats)).replace('@FN', fname)
 
 
-_STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'lse',
+_STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'exp_sum',
                 _fnn.MultiHeadAttention: 'p'}
 _STATS_SUFFIXES = ('_xc', '_m', '_z', '_h', '_g', '_gx', '_d', '_ds')  # the templates' @STATS_*
 
@@ -2236,35 +2236,35 @@ def _norm_forward(node, x):
     """_Normalize._normalize's lines, as (statements, expression of y = xhat).
 
     ``@STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
-    1/n and eps are the same Python floats as there, written with ``repr`` (exact).
+    n and eps are the same Python numbers as there, written with ``repr`` (exact).
     """
     f = node.f
-    inv_n = repr(1 / math.prod(node.inputs[0].data.shape[a] for a in f.axes))
+    n = repr(math.prod(node.inputs[0].data.shape[a] for a in f.axes))
     axes, x0 = repr(f.axes), x[0]
     statements = []
-    if f.center:  # xc = x - mu, mu = x.sum(axes) * (1/n)
-        statements.append(f'@STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) * {inv_n}')
+    if f.center:  # xc = x - mu, mu = x.sum(axes) / n
+        statements.append(f'@STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) / {n}')
         x0 = '@STATS_xc'
-    statements.append(f'@STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) * {inv_n} '
+    statements.append(f'@STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) / {n} '
                       f'+ {f.eps!r})')
     return statements, f'{x0} * @STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
 
 
 def _softmax_ce_forward(node, x):
     """SoftmaxCrossEntropy.forward's lines (x (N, C) float32/64): the loss by log-sum-exp;
-    ``@STATS`` is the kept lse (N, 1), to which m is added after the loss, as there."""
+    ``@STATS`` is the kept sum of exponentials s (N, 1), ``@STATS_m`` the kept row max m."""
     n = f'{x[0]}.shape[0]'  # read, not written: one source for every batch size
     before = [f'@STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'@STATS_z = {x[0]} - @STATS_m',
-              '@STATS = np.log(np.exp(@STATS_z).sum(axis=1, keepdims=True))']
-    loss = f'as_array((@STATS.sum() - @STATS_z[np.arange({n}), {x[1]}].sum()) / {n})'
-    return before, loss, ['@STATS += @STATS_m', 'del @STATS_m, @STATS_z']
+              '@STATS = np.exp(@STATS_z).sum(axis=1, keepdims=True)']
+    loss = f'as_array(-(@STATS_z[np.arange({n}), {x[1]}] - np.log(@STATS)[:, 0]).sum() / {n})'
+    return before, loss, ['del @STATS_z']
 
 
 def _softmax_ce_grads(f, g, x, y):
-    """SoftmaxCrossEntropy.backward: gx = gy (exp(x - lse) - onehot(t)) / N (its _slope)."""
+    """SoftmaxCrossEntropy.backward: gx = (exp(x - m) / s - onehot(t)) (gy (1 / N)) (its _slope)."""
     c, dtype = f.inputs[0].data.shape[1], f.inputs[0].data.dtype.name
-    return [(0, f'{g} * ((np.exp({x[0]} - @STATS) - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
-                f'* (1 / {x[0]}.shape[0]))')]
+    return [(0, f'(np.exp({x[0]} - @STATS_m) / @STATS - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
+                f'* ({g} * (1 / {x[0]}.shape[0]))')]
 
 
 def _heads(a, f):

@@ -74,11 +74,35 @@ def all_exercises():
     return [_REGISTRY[i] for i in sorted(_REGISTRY, key=order)]
 
 
+PACKAGE = 'package'  # 패키지 확인기의 묶음: package.N = N단계 (exercises/package.py)
+
+
+def package_steps():
+    """{단계: 제목}: 패키지 확인기가 부품을 확인하는 단계."""
+    from . import package
+    return {n: title for n, (title, _) in sorted(package.STEPS.items())}
+
+
+def _package_exercise(ident):
+    from . import package
+    number = ident.split('.', 1)[1]
+    if not number.isascii() or not number.isdigit() or int(number) not in range(23, 61):
+        return None
+    n = int(number)
+    title, check = package.STEPS.get(n, (f'{n}단계: 패키지에 더한 부품이 없다', lambda t: None))
+    return Exercise(f'{PACKAGE}.{n}', title, '', check)
+
+
 def get(ident):
-    """id로 문제를 찾는다. 없으면 KeyError (비슷한 id를 알려 준다)."""
+    """id로 문제를 찾는다. 없으면 KeyError (비슷한 id를 알려 준다). ``package.N``은
+    N단계(23~60)의 패키지 확인."""
     group = ident.split('.')[0]
     if group in GROUPS:
         _load_group(group)
+    if group == PACKAGE and '.' in ident:
+        found = _package_exercise(ident)
+        if found is not None:
+            return found
     if ident not in _REGISTRY:
         ids = [e.id for e in all_exercises()]
         near = [i for i in ids if i.startswith(group)] or ids
@@ -260,14 +284,39 @@ def load_file(path, name='answer'):
     return module
 
 
+def load_package(folder):
+    """``folder/mydezero``를 ``mydezero``로 불러온다 (학습자의 패키지: 자식 프로세스에서).
+    그 폴더의 것이 아니면(없다) CheckFailed."""
+    folder = pathlib.Path(folder).resolve()
+    for name in [m for m in sys.modules if m == 'mydezero' or m.startswith('mydezero.')]:
+        del sys.modules[name]
+    sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+    module = importlib.import_module('mydezero')
+    where = pathlib.Path(getattr(module, '__file__', None) or '.').resolve()
+    if folder / 'mydezero' not in where.parents:
+        raise CheckFailed(f'{folder}/mydezero/__init__.py가 없습니다 (패키지 폴더를 주세요).')
+    return module
+
+
+def _in_answer(filename, answer_file):
+    path = pathlib.Path(filename).resolve()
+    if answer_file.is_dir():
+        return answer_file in path.parents
+    return path == answer_file
+
+
 def _where_in_answer(exc, answer_file):
-    """예외의 traceback에서 답 파일 안의 마지막 줄: ' (파일 a.py, 12번째 줄, 함수 f)'."""
+    """예외의 traceback에서 답 파일(또는 패키지 폴더) 안의 마지막 줄:
+    ' (a.py 12번째 줄, f)' 또는 ' (mydezero/functions.py 12번째 줄, f)'."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if answer_file and pathlib.Path(f.filename).resolve() == answer_file]
+              if answer_file and _in_answer(f.filename, answer_file)]
     if not frames:
         return ''
     f = frames[-1]
-    return f' ({answer_file.name} {f.lineno}번째 줄, {f.name})'
+    path = pathlib.Path(f.filename).resolve()
+    name = path.relative_to(answer_file).as_posix() if answer_file.is_dir() else path.name
+    return f' ({name} {f.lineno}번째 줄, {f.name})'
 
 
 def _hint(exc):
@@ -311,7 +360,7 @@ def outcome(ex, t, path=None, catch=Exception):
     try:
         if path is not None:
             t.current = '답 파일 불러오기 (import)'
-            t.m = load_file(path)
+            t.m = load_package(path) if ex.id.startswith(PACKAGE + '.') else load_file(path)
             t.current = '첫 확인 전'
         with _seeded(), np.errstate(all='ignore'), warnings.catch_warnings():
             # 고차 미분 문제의 x.grad에 남는 그래프(순환 참조) 경고: 확인이 끝나면 모두 버린다
@@ -373,7 +422,9 @@ def expected_checks(ident):
     ex = get(ident)
     steps_on_path()
     try:
-        reference = _reference_module(ident.split('.')[0])
+        group = ident.split('.')[0]
+        reference = (importlib.import_module('mydezero') if group == PACKAGE
+                     else _reference_module(group))
     except OSError as e:
         raise RuntimeError(f'기준 답 파일을 읽을 수 없습니다: {e.filename} ({e.strerror})') from None
     t = _Reference(reference)

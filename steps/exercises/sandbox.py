@@ -23,6 +23,7 @@ import tempfile
 import numpy as np
 
 ChildRun = collections.namedtuple('ChildRun', 'lines returncode timed_out')
+ScriptRun = collections.namedtuple('ScriptRun', 'stdout stderr returncode timed_out')
 
 # -c로 도는 자식의 시작: 부모의 sys.path를 그대로 쓰고 모듈의 main을 부른다
 _BOOT = ('import importlib, json, sys\n'
@@ -50,6 +51,23 @@ def run_child(module, args, timeout):
         return ChildRun(_read_lines(out), proc.returncode, timed_out)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_script(command, cwd, env, timeout):
+    """명령(스크립트)을 자기 프로세스 그룹에서 ``timeout``초까지 돌린다.
+
+    돌려주는 값: ``ScriptRun(stdout, stderr, returncode, timed_out)`` (UTF-8 글, 읽을 수 없는
+    바이트는 바꾼다). 제한을 넘기면 그룹째 끝낸다(그때까지의 출력은 남는다).
+    """
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=err, start_new_session=True)
+        timed_out = _wait(proc, timeout)
+        texts = []
+        for f in (out, err):
+            f.seek(0)
+            texts.append(f.read().decode('utf-8', errors='replace'))
+    return ScriptRun(texts[0], texts[1], proc.returncode, timed_out)
 
 
 def _wait(proc, timeout):

@@ -1,8 +1,12 @@
-"""제3고지(25~36단계) 연습 문제의 확인: docs/tutorial/stage3.md의 "연습 문제"."""
+"""제3고지(25~36단계) 연습 문제의 확인: docs/tutorial/stage3.md의 "연습 문제".
+
+답은 학습자가 만드는 패키지 ``mydezero``(steps/mydezero/)로 쓴다. 그래서 답에 넘기는
+Variable과 함수(F.tanh ...)도 mydezero의 것이고, 기대값은 닫힌 식과 중앙 차분이다.
+"""
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Variable
+import mydezero.functions as F
+from mydezero import Variable
 
 from . import central_diff, exercise
 
@@ -13,8 +17,8 @@ d/dx cos x = -sin x. backward를 Variable 연산(F.sin ...)으로 적어야 2차
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function
+import mydezero.functions as F
+from mydezero import Function
 
 
 class Cos(Function):

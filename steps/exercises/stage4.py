@@ -1,10 +1,16 @@
-"""제4고지(42~51단계) 연습 문제의 확인: docs/tutorial/stage4.md의 "연습 문제"."""
+"""제4고지(42~51단계) 연습 문제의 확인: docs/tutorial/stage4.md의 "연습 문제".
+
+답은 학습자가 만드는 패키지 ``mydezero``(steps/mydezero/)로 쓴다. 그래서 답에 넘기는
+Variable, Parameter, 모델도 mydezero의 것이다. 기대값은 기준 패키지 ``dezero_kr``의 같은
+부품(F.tanh, Adam, DataLoader, ...)과 중앙 차분으로 계산한다.
+"""
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import DataLoader, Parameter, Variable
-from dezero_kr.models import MLP
-from dezero_kr.optimizers import Adam
+import dezero_kr
+import dezero_kr.optimizers
+import mydezero.functions as F
+from mydezero import Parameter, Variable
+from mydezero.models import MLP
 
 from . import central_diff, exercise
 
@@ -12,7 +18,7 @@ STUB_TANH = '''
 """제4고지 문제 1: Tanh 함수. y = tanh(x), dy/dx = 1 - y^2."""
 import numpy as np
 
-from dezero_kr import Function
+from mydezero import Function
 
 
 class Tanh(Function):
@@ -34,11 +40,11 @@ def tanh(x):
 def check_tanh(t):
     tanh = t.get('tanh')
     xs = np.linspace(-3, 3, 13)
-    mine, package = Variable(xs.copy()), Variable(xs.copy())
+    mine, package = Variable(xs.copy()), dezero_kr.Variable(xs.copy())
     with t.part('tanh(x)의 순전파와 역전파'):
         y = tanh(mine)
         y.backward()
-    y_pkg = F.tanh(package)
+    y_pkg = dezero_kr.functions.tanh(package)
     y_pkg.backward()
     t.close('tanh(x)의 값 (F.tanh와 비교)', y, y_pkg.data, rtol=1e-14)
     t.close('x.grad (F.tanh의 기울기와 비교)', mine.grad, package.grad.data, rtol=1e-12)
@@ -99,7 +105,7 @@ def check_batches(t):
     data = [(np.array([i], dtype=np.float32), i) for i in range(1000)]
     np.random.seed(0)
     sizes, seen = [], []
-    for x, label in DataLoader(data, batch_size=64):
+    for x, label in dezero_kr.DataLoader(data, batch_size=64):
         sizes.append(len(label))
         seen.extend(label.tolist())
     t.equal('n_batches (DataLoader가 한 에폭에 낸 배치 수)', t.get('n_batches'), len(sizes))
@@ -117,8 +123,8 @@ x_grad = ...       # dL/dx, 원소 세 개의 목록
 
 @exercise(4, '손으로 푸는 교차 엔트로피', STUB_XENT)
 def check_xent(t):
-    x = Variable(np.log(np.array([[1.0, 2.0, 5.0]])))
-    loss = F.softmax_cross_entropy(x, np.array([2]))
+    x = dezero_kr.Variable(np.log(np.array([[1.0, 2.0, 5.0]])))
+    loss = dezero_kr.functions.softmax_cross_entropy(x, np.array([2]))
     loss.backward()
     t.close('loss_value (F.softmax_cross_entropy와 비교)', t.get('loss_value'), loss.data,
             rtol=1e-6)
@@ -134,18 +140,24 @@ STUB_ADAM = '''
     v <- v + (1 - beta2) (g^2 - v)
     lr_t = alpha * sqrt(1 - beta2^t) / (1 - beta1^t)     # 편향 보정
     p <- p - lr_t * m / (sqrt(v) + eps)
-m, v는 매개변수마다 0에서 시작한다. self.t는 기반 클래스의 update()가 부를 때마다
-1씩 늘린다(update_one이 불릴 때는 이미 이번 단계의 값). dezero_kr.optimizers.Adam과
-여러 단계 동안 같은 값을 내야 한다.
+m, v는 매개변수마다 0에서 시작한다. 단계 수 t는 Adam이 직접 센다: 46단계의
+Optimizer에는 t가 없으므로, self.t = 0에서 시작해 update()를 덮어쓰고 거기서
+self.t를 1 늘린 뒤 기반 클래스의 update()를 부른다(그래서 update_one이 불릴 때는
+이미 이번 단계의 값). steps/mydezero/optimizers.py의 Adam과 같은 모양이고,
+기준 패키지의 dezero_kr.optimizers.Adam과 여러 단계 동안 같은 값을 내야 한다.
 """
 import numpy as np
 
-from dezero_kr.optimizers import Optimizer
+from mydezero.optimizers import Optimizer
 
 
 class Adam(Optimizer):
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
         super().__init__()
+        raise NotImplementedError
+
+    def update(self):
+        """self.t를 1 늘리고 기반 클래스의 update()를 부른다."""
         raise NotImplementedError
 
     def update_one(self, param):
@@ -155,18 +167,20 @@ class Adam(Optimizer):
 
 
 class _Params:
-    """params()로 매개변수를 내놓는 가장 작은 모델 (옵티마이저의 setup에 넘긴다)."""
+    """params()로 매개변수를 내놓는 가장 작은 모델 (옵티마이저의 setup에 넘긴다).
+    ``parameter``는 mydezero(답) 또는 dezero_kr(기준)의 Parameter."""
 
-    def __init__(self, arrays):
-        self.list = [Parameter(a.copy()) for a in arrays]
+    def __init__(self, arrays, parameter):
+        self.list = [parameter(a.copy()) for a in arrays]
 
     def params(self):
         yield from self.list
 
 
-def _adam_loss(ps, target):
+def _adam_loss(ps, target, functions):
     a, b = ps
-    return ((a - target) ** 2 * np.array([1.0, 10.0, 0.1])).sum() + F.sum(F.sin(b) * b)
+    return (((a - target) ** 2 * np.array([1.0, 10.0, 0.1])).sum()
+            + functions.sum(functions.sin(b) * b))
 
 
 @exercise(5, 'Adam 만들기', STUB_ADAM)
@@ -183,15 +197,15 @@ def check_adam(t):
     for kwargs in (dict(alpha=0.1), dict(alpha=0.05, beta1=0.8, beta2=0.99, eps=1e-6)):
         call = 'Adam(' + ', '.join(f'{k}={v}' for k, v in kwargs.items()) + ')'
         with t.part(f'{call} 만들기와 setup'):
-            mine = _Params(start)
+            mine = _Params(start, Parameter)
             opt = cls(**kwargs).setup(mine)
-        ref = _Params(start)
-        ref_opt = Adam(**kwargs).setup(ref)
+        ref = _Params(start, dezero_kr.Parameter)
+        ref_opt = dezero_kr.optimizers.Adam(**kwargs).setup(ref)
         for step in range(1, 7):
-            for model in (mine, ref):
+            for model, functions in ((mine, F), (ref, dezero_kr.functions)):
                 for p in model.list:
                     p.cleargrad()
-                _adam_loss(model.list, target).backward()
+                _adam_loss(model.list, target, functions).backward()
             with t.part(f'{call}의 {step}번째 update()'):
                 opt.update()
             ref_opt.update()
@@ -210,7 +224,7 @@ y = x[slices]. 역전파: x와 같은 모양의 0에 gy를 slices 자리에 **�
 """
 import numpy as np
 
-from dezero_kr import Function
+from mydezero import Function
 
 
 class GetItem(Function):

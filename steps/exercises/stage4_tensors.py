@@ -1,8 +1,14 @@
-"""제4고지 37~41단계(텐서를 다루는 함수) 연습 문제의 확인: stage4.md의 "37~41단계 연습 문제"."""
+"""제4고지 37~41단계(텐서를 다루는 함수) 연습 문제의 확인: stage4.md의 "37~41단계 연습 문제".
+
+부품을 만드는 문제(Mean, Transpose)의 답은 학습자가 만드는 패키지 ``mydezero``로 쓴다.
+그래서 답에 넘기는 Variable도 mydezero의 것이다. 손으로 푸는 문제의 기대값은 기준
+패키지 ``dezero_kr``로 계산한다.
+"""
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Variable
+import dezero_kr
+import mydezero.functions as F
+from mydezero import Variable
 
 from . import central_diff, exercise
 
@@ -13,8 +19,8 @@ STUB_MEAN = '''
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function
+import mydezero.functions as F
+from mydezero import Function
 
 
 class Mean(Function):
@@ -62,10 +68,11 @@ x_grad = ...   # 3x2 목록
 
 @exercise(2, '선형 변환의 기울기 예측', STUB_LINEAR)
 def check_linear(t):
-    x = Variable(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
-    W = Variable(np.array([[1.0, 0.0, -1.0], [2.0, 1.0, 0.0]]))
-    b = Variable(np.zeros(3))
-    F.sum(F.matmul(x, W) + b).backward()
+    KF = dezero_kr.functions
+    x = dezero_kr.Variable(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+    W = dezero_kr.Variable(np.array([[1.0, 0.0, -1.0], [2.0, 1.0, 0.0]]))
+    b = dezero_kr.Variable(np.zeros(3))
+    KF.sum(KF.matmul(x, W) + b).backward()
     for name, var in (('W_grad', W), ('b_grad', b), ('x_grad', x)):
         t.close(f'{name} (역전파와 비교)', t.get(name), var.grad.data, rtol=0.0)
 
@@ -82,7 +89,7 @@ result = ...
 @exercise(3, 'sum_to가 더하는 축', STUB_SUMTO)
 def check_sumto(t):
     x = np.arange(30.0).reshape(5, 2, 3)
-    y = F.sum_to(Variable(x), (2, 1)).data
+    y = dezero_kr.functions.sum_to(dezero_kr.Variable(x), (2, 1)).data
     axes = t.get('summed_axes')
     t.true('summed_axes가 축 번호의 튜플', isinstance(axes, (tuple, list)) and
            all(isinstance(a, int) for a in axes), f'받은 값: {axes!r}')
@@ -97,7 +104,7 @@ STUB_TRANSPOSE = '''
 """텐서 문제 4: 축 순서 axes의 Transpose. 역전파는 역순열로 되돌린다."""
 import numpy as np
 
-from dezero_kr import Function
+from mydezero import Function
 
 
 class Transpose(Function):

@@ -1,10 +1,17 @@
-"""제5고지(52~60단계) 연습 문제의 확인: docs/tutorial/stage5.md의 "연습 문제"."""
+"""제5고지(52~60단계) 연습 문제의 확인: docs/tutorial/stage5.md의 "연습 문제".
+
+부품을 만드는 문제(평균 풀링, GRU 셀)의 답은 학습자가 만드는 패키지 ``mydezero``
+(steps/mydezero/)로 쓴다. 그래서 답에 넘기는 Variable도 mydezero의 것이다. 기대값은
+기준 패키지 ``dezero_kr``(F.conv2d, F.pooling, F.average_pooling, ...), NumPy로 쓴 식과
+중앙 차분으로 계산한다.
+"""
 import numpy as np
 
-import dezero_kr.functions as F
-import dezero_kr.layers as L
-from dezero_kr import Variable
+import dezero_kr
+import dezero_kr.functions as KF
+import dezero_kr.layers as KL
 from dezero_kr.utils import get_conv_outsize
+from mydezero import Variable
 
 from . import central_diff, exercise
 
@@ -35,7 +42,7 @@ def check_outsize(t):
             got = conv_outsize(H, K, S, P)
         t.equal(f'conv_outsize{(H, K, S, P)}', got, expected)
         if H <= 32:  # 작은 입력은 실제 합성곱의 출력 모양으로도
-            y = F.conv2d(np.zeros((1, 1, H, H)), np.zeros((1, 1, K, K)),
+            y = KF.conv2d(np.zeros((1, 1, H, H)), np.zeros((1, 1, K, K)),
                          stride=S, pad=P)
             t.equal(f'F.conv2d의 출력 높이 {(H, K, S, P)}', y.shape[2], got)
     for H, K, S, P in [(5, 5, 1, 0), (9, 2, 4, 1), (100, 11, 4, 2)]:
@@ -54,10 +61,10 @@ n_params = ...    # 입력 채널 3에 L.Conv2d(16, kernel_size=3)의 매개변�
 
 @exercise(2, 'im2col의 모양과 Conv2d의 매개변수 수', STUB_SHAPES)
 def check_shapes(t):
-    col = F.im2col(np.zeros((2, 3, 5, 5)), kernel_size=3, stride=1, pad=1)
+    col = KF.im2col(np.zeros((2, 3, 5, 5)), kernel_size=3, stride=1, pad=1)
     t.equal('col_shape (im2col이 낸 모양)', t.get('col_shape'), col.shape)
     np.random.seed(0)
-    conv = L.Conv2d(16, kernel_size=3)
+    conv = KL.Conv2d(16, kernel_size=3)
     conv(np.zeros((1, 3, 8, 8), dtype=np.float32))  # 입력 채널 3을 보고 W를 만든다
     t.equal('n_params (Conv2d의 매개변수 원소 수)', t.get('n_params'),
             sum(p.data.size for p in conv.params()))
@@ -81,9 +88,9 @@ POOL_X = np.array([[1.0, 2.0, 5.0, 0.0], [3.0, 4.0, 1.0, 2.0],
 
 @exercise(3, '최대 풀링의 역전파', STUB_MAXPOOL)
 def check_maxpool(t):
-    x = Variable(POOL_X[None, None].copy())
-    y = F.pooling(x, kernel_size=2, stride=2)
-    y.grad = Variable(np.array([[[[1.0, 2.0], [3.0, 4.0]]]]))
+    x = dezero_kr.Variable(POOL_X[None, None].copy())
+    y = KF.pooling(x, kernel_size=2, stride=2)
+    y.grad = dezero_kr.Variable(np.array([[[[1.0, 2.0], [3.0, 4.0]]]]))
     y.backward()
     t.close('x_grad (F.pooling의 역전파와 비교)', t.get('x_grad'),
             x.grad.data[0, 0], rtol=0.0)
@@ -98,7 +105,7 @@ grad_c0 = ...   # dc_10 / dc_0
 
 @exercise(4, '기억 셀 경로의 기울기', STUB_CELL)
 def check_cell(t):
-    c0 = Variable(np.array(1.0))
+    c0 = dezero_kr.Variable(np.array(1.0))
     c = c0
     for step in range(10):
         c = 0.9 * c + 0.1 * step  # i * u는 c_0에 기대지 않는 상수
@@ -113,11 +120,11 @@ STUB_AVGPOOL = '''
 x (N, C, H, W) -> y (N, C, OH, OW). 0으로 패딩한 x의 KxK 창마다 평균 (패딩도 평균에
 센다). OH = (H + 2P - K) // S + 1. 역전파: 창마다 gy / (K*K)를 그 창의 모든 칸에
 **더한다** (창이 겹치면 한 칸이 여러 창에서 받는다). 57단계의 im2col / col2im을 써도
-되고(dezero_kr.functions_conv.im2col_array, col2im_array) 반복문으로 써도 된다.
+되고(mydezero.functions_conv.im2col_array, col2im_array) 반복문으로 써도 된다.
 """
 import numpy as np
 
-from dezero_kr import Function
+from mydezero import Function
 
 
 class AveragePooling(Function):
@@ -166,8 +173,8 @@ def check_avgpool(t):
             (y * w).sum().backward()
         num = central_diff(lambda a: (_avg_pool_loops(a, K, S, P) * w).sum(), x0)
         t.close(f'{name}: x.grad (중앙 차분과 비교)', x.grad, num, rtol=1e-6, atol=1e-8)
-        ref = Variable(x0.copy())
-        (F.average_pooling(ref, K, S, P) * w).sum().backward()
+        ref = dezero_kr.Variable(x0.copy())
+        (KF.average_pooling(ref, K, S, P) * w).sum().backward()
         t.close(f'{name}: x.grad (F.average_pooling과 비교)', x.grad, ref.grad.data,
                 rtol=1e-12, atol=1e-14)
 
@@ -176,15 +183,15 @@ STUB_GRU = '''
 """제5고지 문제 6: GRU 셀 하나 (Cho et al. 2014).
 
 x (N, D), h (N, H), p는 매개변수 사전: Wz, Wr, Wh (D, H), Uz, Ur, Uh (H, H),
-bz, br, bh (H,). dezero_kr.functions(F.sigmoid, F.tanh, F.matmul, ...)만으로 쓰면
+bz, br, bh (H,). mydezero.functions(F.sigmoid, F.tanh, F.matmul, ...)만으로 쓰면
 역전파는 저절로 된다.
 
     z = sigmoid(x Wz + h Uz + bz)          # 갱신 게이트
-    r = sigmoid(x Wr + h Ur + br)          # 리셋 게이트
+    r = sigmoid(x Wr + h Ur + br)          # 재설정 게이트
     g = tanh(x Wh + (r * h) Uh + bh)       # 새 후보
     h_new = z * h + (1 - z) * g
 """
-import dezero_kr.functions as F
+import mydezero.functions as F
 
 
 def gru_cell(x, h, p):

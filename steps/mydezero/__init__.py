@@ -4,69 +4,65 @@
 `import mydezero` 하면 이 파일이 실행된다. 자주 쓰는 이름을 여기 모아 두면
 `from mydezero import Variable` 한 줄로 쓸 수 있다. 단계마다 무엇이
 더해졌는지는 `python steps/mydezero_at.py --changes`로 볼 수 있다.
+
+아래 import는 이 파일에서 쓰려는 것이 아니라 밖에 보이려고 모은 것이다(린터가 "쓰지 않는
+import"라고 알려도 지우지 않는다).
 """
 #@ step 23-29
-is_simple_core = True  # 29단계까지: 기울기가 ndarray인 core_simple
-
-from mydezero.core_simple import Variable  # noqa: E402,F401
-from mydezero.core_simple import Function  # noqa: E402,F401
-from mydezero.core_simple import using_config  # noqa: E402,F401
-from mydezero.core_simple import no_grad  # noqa: E402,F401
-from mydezero.core_simple import as_array  # noqa: E402,F401
-from mydezero.core_simple import as_variable  # noqa: E402,F401
-from mydezero.core_simple import setup_variable  # noqa: E402,F401
-from mydezero.core_simple import Config  # noqa: E402,F401
-from mydezero.core_simple import square, exp  # noqa: E402,F401
+from mydezero.core_simple import Variable
+from mydezero.core_simple import Function
+from mydezero.core_simple import using_config
+from mydezero.core_simple import no_grad
+from mydezero.core_simple import as_array
+from mydezero.core_simple import as_variable
+from mydezero.core_simple import Config
 #@ end
 #@ step 30
-is_simple_core = False  # 30단계부터: 기울기도 Variable인 core (고차 미분)
-
-from mydezero.core import Variable  # noqa: E402,F401
-from mydezero.core import Function  # noqa: E402,F401
-from mydezero.core import using_config  # noqa: E402,F401
-from mydezero.core import no_grad  # noqa: E402,F401
-from mydezero.core import as_array  # noqa: E402,F401
-from mydezero.core import as_variable  # noqa: E402,F401
-from mydezero.core import setup_variable  # noqa: E402,F401
-from mydezero.core import Config  # noqa: E402,F401
+from mydezero.core import Variable
+from mydezero.core import Function
+from mydezero.core import using_config
+from mydezero.core import no_grad
+from mydezero.core import as_array
+from mydezero.core import as_variable
+from mydezero.core import Config
 #@ end
 #@ step 44
-from mydezero.core import Parameter  # noqa: E402,F401
-from mydezero.layers import Layer  # noqa: E402,F401
+from mydezero.core import Parameter
+from mydezero.layers import Layer
 #@ end
 #@ step 45
-from mydezero.models import Model  # noqa: E402,F401
+from mydezero.models import Model
 #@ end
 #@ step 49
-from mydezero.datasets import Dataset  # noqa: E402,F401
+from mydezero.datasets import Dataset
 #@ end
 #@ step 50
-from mydezero.dataloaders import DataLoader  # noqa: E402,F401
+from mydezero.dataloaders import DataLoader
 #@ end
 #@ step 54
-from mydezero.core import test_mode  # noqa: E402,F401
+from mydezero.core import test_mode
 #@ end
 #@ step 60
-from mydezero.dataloaders import SeqDataLoader  # noqa: E402,F401
+from mydezero.dataloaders import SeqDataLoader
 #@ end
 #@ step 30
 
-import mydezero.functions  # noqa: E402,F401
-import mydezero.utils  # noqa: E402,F401
+import mydezero.functions
+import mydezero.utils
 #@ end
 #@ step 46
-import mydezero.optimizers  # noqa: E402,F401
+import mydezero.optimizers
 #@ end
 #@ step 49
-import mydezero.datasets  # noqa: E402,F401
-import mydezero.transforms  # noqa: E402,F401
+import mydezero.datasets
+import mydezero.transforms
 #@ end
 #@ step 50
-import mydezero.dataloaders  # noqa: E402,F401
+import mydezero.dataloaders
 #@ end
 #@ step 52
-import mydezero.cuda  # noqa: E402,F401
+import mydezero.cuda
 #@ end
 #@ step 57
-import mydezero.functions_conv  # noqa: E402,F401
+import mydezero.functions_conv
 #@ end

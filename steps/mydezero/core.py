@@ -483,8 +483,3 @@ def neg(x):
 
 def pow(x, c):
     return Pow(c)(x)
-
-
-def setup_variable():
-    """DeZero 코드와의 호환용. 연산자는 Variable 클래스 안에 이미 있으므로 할
-    일이 없다."""

@@ -198,15 +198,6 @@ class Function:
         raise NotImplementedError()
 
 
-class Square(Function):
-    def forward(self, x):
-        return x ** 2
-
-    def backward(self, gy):
-        x = self.inputs[0].data
-        return 2 * x * gy
-
-
 class Exp(Function):
     def forward(self, x):
         return np.exp(x)
@@ -272,10 +263,6 @@ class Pow(Function):
         return self.c * x ** (self.c - 1) * gy
 
 
-def square(x):
-    return Square()(x)
-
-
 def exp(x):
     return Exp()(x)
 
@@ -310,8 +297,3 @@ def rdiv(x0, x1):
 
 def pow(x, c):
     return Pow(c)(x)
-
-
-def setup_variable():
-    """DeZero 코드와의 호환용. 연산자는 Variable 클래스 안에 이미 있으므로 할
-    일이 없다."""

@@ -1,5 +1,5 @@
 #@ file step 50
-"""DataLoader (50단계), SeqDataLoader (60단계).
+"""데이터를 미니배치로 꺼내 주는 DataLoader (50단계부터).
 
 DataLoader는 스스로 반복자(iterator)다: for 문이 끝나면(StopIteration) 스스로
 reset해서 다음 for 문이 다음 에폭이 된다.

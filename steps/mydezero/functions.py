@@ -11,7 +11,7 @@ from mydezero import cuda
 #@ end
 from mydezero import utils
 from mydezero.core import Function, Variable, as_array, as_variable
-# noqa: F401 (F.add ...)
+# F.add처럼 쓰도록 core의 연산도 이 모듈의 이름으로 내보낸다
 from mydezero.core import add, sub, rsub, mul, div, neg, pow
 #@ step 54
 from mydezero.core import Config
@@ -19,7 +19,7 @@ from mydezero.core import Config
 
 
 # =============================================================================
-# 원소별 함수: sin / cos / tanh / exp / log
+# 원소별 함수: sin / cos / exp / log
 # =============================================================================
 class Sin(Function):
     def forward(self, x):
@@ -144,14 +144,6 @@ def transpose(x, axes=None):
     return Transpose(axes)(x)
 
 
-def expand_dims(x, axis):
-    """axis 자리에 길이 1인 축을 끼운다 (reshape 하나)."""
-    x = as_variable(x)
-    shape = list(x.shape)
-    shape.insert(axis, 1)
-    return reshape(x, tuple(shape))
-
-
 def flatten(x):
     """배치 축(0번)만 남기고 나머지를 한 줄로 편다: (N, ...) -> (N, 나머지의
     곱)."""
@@ -161,7 +153,7 @@ def flatten(x):
 
 
 # =============================================================================
-# 합과 브로드캐스트: sum / sum_to / broadcast_to
+# 합과 브로드캐스트
 # =============================================================================
 class Sum(Function):
     def __init__(self, axis, keepdims):
@@ -280,6 +272,9 @@ def matmul(x, W):
 # 손실 함수
 # =============================================================================
 def mean_squared_error_simple(x0, x1):
+    """이미 있는 연산으로 적은 평균 제곱 오차 (42단계).
+
+    뺄셈, 거듭제곱, sum, 나눗셈이 모두 그래프에 남는다."""
     x0, x1 = as_variable(x0), as_variable(x1)
     diff = x0 - x1
     y = sum(diff ** 2) / len(diff)
@@ -311,16 +306,6 @@ def mean_squared_error(x0, x1):
 # =============================================================================
 # 신경망 함수: linear / sigmoid
 # =============================================================================
-def linear_simple(x, W, b=None):
-    t = matmul(x, W)
-    if b is None:
-        return t
-
-    y = t + b
-    t.data = None  # t의 값은 역전파에 필요 없으니 메모리를 먼저 돌려준다
-    return y
-
-
 class Linear(Function):
     """y = x W + b. b가 None이면 더하지 않는다."""
 
@@ -340,12 +325,6 @@ class Linear(Function):
 
 def linear(x, W, b=None):
     return Linear()(x, W, b)
-
-
-def sigmoid_simple(x):
-    x = as_variable(x)
-    y = 1 / (1 + exp(-x))
-    return y
 
 
 class Sigmoid(Function):
@@ -524,30 +503,6 @@ def log_softmax(x, axis=1):
     return LogSoftmax(axis)(x)
 
 
-def sigmoid_cross_entropy(x, t):
-    """점수 x와 0/1 정답 t의 이진 교차 엔트로피, len(x)로 나눈 값."""
-    if x.ndim != t.ndim:
-        t = t.reshape(*x.shape)
-    x, t = as_variable(x), as_variable(t)
-    N = len(x)
-    p = sigmoid(x)
-    p = clip(p, 1e-15, 1.0)
-    tlog_p = t * log(p) + (1 - t) * log(1 - p)
-    y = -1 * sum(tlog_p) / N
-    return y
-
-
-def binary_cross_entropy(p, t):
-    """확률 p와 0/1 정답 t의 이진 교차 엔트로피, len(t)로 나눈 값."""
-    if p.ndim != t.ndim:
-        t = t.reshape(*p.shape)
-    N = len(t)
-    p = clip(p, 1e-15, 0.999)
-    tlog_p = t * log(p) + (1 - t) * log(1 - p)
-    y = -1 * sum(tlog_p) / N
-    return y
-
-
 class Clip(Function):
     def __init__(self, x_min, x_max):
         self.x_min = x_min
@@ -606,29 +561,6 @@ class ReLU(Function):
 
 def relu(x):
     return ReLU()(x)
-
-
-class LeakyReLU(Function):
-    """x > 0이면 x, 아니면 slope * x."""
-
-    def __init__(self, slope):
-        self.slope = slope
-
-    def forward(self, x):
-        y = x.copy()
-        y[x <= 0] *= self.slope
-        return y
-
-    def backward(self, gy):
-        x, = self.inputs
-        mask = (x.data > 0).astype(gy.dtype)
-        mask[mask <= 0] = self.slope
-        gx = gy * mask
-        return gx
-
-
-def leaky_relu(x, slope=0.2):
-    return LeakyReLU(slope)(x)
 #@ end
 #@ step 54
 
@@ -692,21 +624,14 @@ def min(x, axis=None, keepdims=False):
 
 
 # =============================================================================
-# 합성곱과 풀링 (functions_conv.py에 있다)
+# 합성곱과 풀링 (functions_conv.py에 있다: F.conv2d처럼 쓰도록 여기서 내보낸다)
 # =============================================================================
-from mydezero.functions_conv import conv2d  # noqa: E402,F401
-from mydezero.functions_conv import deconv2d  # noqa: E402,F401
-from mydezero.functions_conv import conv2d_simple  # noqa: E402,F401
-from mydezero.functions_conv import im2col  # noqa: E402,F401
-from mydezero.functions_conv import col2im  # noqa: E402,F401
-from mydezero.functions_conv import pooling  # noqa: E402,F401
-from mydezero.functions_conv import pooling_simple  # noqa: E402,F401
-from mydezero.functions_conv import average_pooling  # noqa: E402,F401
-#@ end
-#@ step 59
-
-
-def embed_id(x, W):
-    """W의 x번째 행들 (단어 번호 -> 벡터). 역전파는 GetItem이 한다."""
-    return W[x]
+from mydezero.functions_conv import conv2d
+from mydezero.functions_conv import deconv2d
+from mydezero.functions_conv import conv2d_simple
+from mydezero.functions_conv import im2col
+from mydezero.functions_conv import col2im
+from mydezero.functions_conv import pooling
+from mydezero.functions_conv import pooling_simple
+from mydezero.functions_conv import average_pooling
 #@ end

@@ -322,18 +322,3 @@ class LSTM(Layer):
         self.h, self.c = h_new, c_new
         return h_new
 #@ end
-#@ step 59
-
-
-class EmbedID(Layer):
-    """단어 번호 -> 벡터 표. W: (in_size, out_size), 표준정규분포로 시작한다.
-    """
-
-    def __init__(self, in_size, out_size):
-        super().__init__()
-        self.W = Parameter(np.random.randn(in_size, out_size), name='W')
-
-    def __call__(self, x):
-        y = self.W[x]
-        return y
-#@ end

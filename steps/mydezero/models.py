@@ -1,5 +1,5 @@
 #@ file step 45
-"""모델: 층을 모은 Layer (45단계부터). MLP(45), VGG16(58), SimpleRNN(59)."""
+"""모델: 층을 모은 Layer (45단계부터). 처음에는 MLP 하나다."""
 import mydezero.functions as F
 import mydezero.layers as L
 from mydezero import utils
@@ -10,22 +10,6 @@ class Model(L.Layer):
         """self(*inputs)의 계산 그래프를 그림 파일로 (utils.plot_dot_graph)."""
         y = self.forward(*inputs)
         return utils.plot_dot_graph(y, verbose=True, to_file=to_file)
-
-
-class Sequential(Model):
-    """층(이나 함수)을 차례로: y = f_n(... f_1(f_0(x)))."""
-
-    def __init__(self, *layers):
-        super().__init__()
-        self.layers = []
-        for i, layer in enumerate(layers):
-            setattr(self, 'l' + str(i), layer)
-            self.layers.append(layer)
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
 
 
 class MLP(Model):

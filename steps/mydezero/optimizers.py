@@ -32,7 +32,7 @@ class Optimizer:
         # 기울기가 있는 것만
         params = [p for p in self.target.params() if p.grad is not None]
 
-        for f in self.hooks:  # 전처리 (가중치 감소, 기울기 클리핑 ...)
+        for f in self.hooks:  # 전처리 (가중치 감소, 매개변수 고정)
             f(params)
 
         for param in params:
@@ -69,24 +69,6 @@ class WeightDecay:
     def __call__(self, params):
         for param in params:
             param.grad.data += self.rate * param.data
-
-
-class ClipGrad:
-    """모든 기울기를 한 벡터로 본 L2 노름이 max_norm을 넘으면 그만큼 줄인다."""
-
-    def __init__(self, max_norm):
-        self.max_norm = max_norm
-
-    def __call__(self, params):
-        total_norm = 0
-        for param in params:
-            total_norm += (param.grad.data ** 2).sum()
-        total_norm = math.sqrt(float(total_norm))
-
-        rate = self.max_norm / (total_norm + 1e-6)
-        if rate < 1:
-            for param in params:
-                param.grad.data *= rate
 
 
 class FreezeParam:
@@ -186,33 +168,6 @@ class RMSprop(Optimizer):
         v *= self.alpha
         v += (1 - self.alpha) * grad * grad
         param.data -= self.lr * grad / (np.sqrt(v) + self.eps)
-
-
-class AdaDelta(Optimizer):
-    def __init__(self, rho=0.95, eps=1e-6):
-        super().__init__()
-        self.rho = rho
-        self.eps = eps
-        self.msg = {}
-        self.msdx = {}
-
-    def update_one(self, param):
-        key = id(param)
-        if key not in self.msg:
-            self.msg[key] = zeros_like(param)
-            self.msdx[key] = zeros_like(param)
-
-        msg, msdx = self.msg[key], self.msdx[key]
-        rho = self.rho
-        eps = self.eps
-        grad = param.grad.data
-
-        msg *= rho
-        msg += (1 - rho) * grad * grad
-        dx = np.sqrt((msdx + eps) / (msg + eps)) * grad
-        msdx *= rho
-        msdx += (1 - rho) * dx * dx
-        param.data -= dx
 
 
 class Adam(Optimizer):

@@ -62,8 +62,3 @@ class AsType:
 
 
 ToFloat = AsType
-
-
-class ToInt(AsType):
-    def __init__(self, dtype=int):
-        self.dtype = dtype

@@ -1,6 +1,6 @@
 #@ file step 26
-"""mydezero의 도우미 모음: 계산 그래프 그리기(26단계), NumPy 도우미(39, 40,
-47단계), 수치 미분(30단계), 합성곱 크기(55단계)."""
+"""mydezero의 도우미 모음 (26단계부터). 처음에는 계산 그래프 그리기뿐이고, 단계마다
+도우미가 늘어난다(python steps/mydezero_at.py --changes)."""
 import os
 import shutil
 import subprocess

@@ -2,12 +2,12 @@
 
 문제마다 스텁(``python steps/check.py stage3.N --stub``)이 요구하는 이름을 정의한다.
 확인 코드는 steps/exercises/stage3.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
-확인을 지난다(tests/test_exercises.py).
+확인을 지난다. 23단계부터처럼 직접 만든 패키지 mydezero(steps/mydezero/)를 쓴다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function
+import mydezero.functions as F
+from mydezero import Function, Variable
 
 
 # --- 문제 1 -------------------------------------------------------------------
@@ -52,7 +52,6 @@ def tanh_third(x):
 # --- 문제 3 -------------------------------------------------------------------
 def newton(f, x0, steps):
     """f'과 f''을 double backprop으로 구해 x <- x - f'/f''."""
-    from dezero_kr import Variable
     x, found = Variable(np.array(x0)), []
     for _ in range(steps):
         x.cleargrad()

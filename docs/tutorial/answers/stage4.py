@@ -2,12 +2,12 @@
 
 문제마다 스텁(``python steps/check.py stage4.N --stub``)이 요구하는 이름을 정의한다.
 확인 코드는 steps/exercises/stage4.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
-확인을 지난다(tests/test_exercises.py).
+확인을 지난다. 23단계부터처럼 직접 만든 패키지 mydezero(steps/mydezero/)를 쓴다.
 """
 import numpy as np
 
-from dezero_kr import Function
-from dezero_kr.optimizers import Optimizer
+from mydezero import Function
+from mydezero.optimizers import Optimizer
 
 
 # --- 문제 1 -------------------------------------------------------------------
@@ -63,12 +63,20 @@ class Adam(Optimizer):
     처음 몇 단계는 0 쪽으로 치우쳐 있다(t = 1이면 m = (1 - beta1) g = 0.1 g). 그
     치우침을 나누어 없애는 것이 편향 보정 1 / (1 - beta1^t)와 sqrt(1 -
     beta2^t)이다. 빼먹으면 첫 단계의 보폭이 alpha가 아니라 alpha * 0.1 /
-    sqrt(0.001) = 3.16 alpha가 된다."""
+    sqrt(0.001) = 3.16 alpha가 된다.
+
+    46단계의 Optimizer는 단계를 세지 않으므로 t는 Adam이 센다
+    (steps/mydezero/optimizers.py의 Adam과 같다)."""
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
         super().__init__()
+        self.t = 0
         self.alpha, self.beta1, self.beta2, self.eps = alpha, beta1, beta2, eps
         self.ms, self.vs = {}, {}
+
+    def update(self):
+        self.t += 1  # update_one들이 불리기 전에: 이번 단계 (1부터)
+        super().update()
 
     def update_one(self, param):
         key = id(param)
@@ -78,7 +86,7 @@ class Adam(Optimizer):
         m, v, g = self.ms[key], self.vs[key], param.grad.data
         m += (1 - self.beta1) * (g - m)
         v += (1 - self.beta2) * (g * g - v)
-        t = self.t  # update()가 센 이번 단계 (1부터)
+        t = self.t
         lr = self.alpha * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
         param.data -= lr * m / (np.sqrt(v) + self.eps)
 

@@ -2,12 +2,13 @@
 
 문제마다 스텁(``python steps/check.py stage4_tensors.N --stub``)이 요구하는 이름을
 정의한다. 확인 코드는 steps/exercises/stage4_tensors.py 한 곳에 있고, 학습자의 답과
-이 파일이 같은 확인을 지난다(tests/test_exercises.py).
+이 파일이 같은 확인을 지난다. 부품(Mean, Transpose)은 직접 만든 패키지
+mydezero(steps/mydezero/)로 쓴다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function
+import mydezero.functions as F
+from mydezero import Function
 
 
 # --- 문제 1 -------------------------------------------------------------------

@@ -2,13 +2,13 @@
 
 문제마다 스텁(``python steps/check.py stage5.N --stub``)이 요구하는 이름을 정의한다.
 확인 코드는 steps/exercises/stage5.py 한 곳에 있고, 학습자의 답과 이 파일이 같은
-확인을 지난다(tests/test_exercises.py).
+확인을 지난다. 23단계부터처럼 직접 만든 패키지 mydezero(steps/mydezero/)를 쓴다.
 """
 import numpy as np
 
-import dezero_kr.functions as F
-from dezero_kr import Function
-from dezero_kr.functions_conv import col2im_array, im2col_array
+import mydezero.functions as F
+from mydezero import Function
+from mydezero.functions_conv import col2im_array, im2col_array
 
 
 # --- 문제 1 -------------------------------------------------------------------
@@ -76,11 +76,11 @@ def average_pooling(x, kernel_size, stride=1, pad=0):
 
 # --- 문제 6 -------------------------------------------------------------------
 def gru_cell(x, h, p):
-    """GRU 셀: LSTM의 기억 셀과 잊음/입력 게이트를 갱신 게이트 z 하나로 합쳤다.
+    """GRU 셀: LSTM의 기억 셀과 망각/입력 게이트를 갱신 게이트 z 하나로 합쳤다.
 
     h_new = z * h + (1 - z) * g는 이전 상태와 새 후보의 가중 평균이다. z = 1이면
     h가 그대로 지나가고(dh_new/dh = 1, LSTM의 f = 1과 같은 길), z = 0이면 새
-    후보로 바뀐다. 리셋 게이트 r은 후보를 만들 때 이전 상태를 얼마나 볼지
+    후보로 바뀐다. 재설정 게이트 r은 후보를 만들 때 이전 상태를 얼마나 볼지
     정한다."""
     z = F.sigmoid(F.matmul(x, p['Wz']) + F.matmul(h, p['Uz']) + p['bz'])
     r = F.sigmoid(F.matmul(x, p['Wr']) + F.matmul(h, p['Ur']) + p['br'])
