@@ -495,10 +495,8 @@ class CIFAR100(CIFAR10):
     ``cifar-100-binary.tar.gz`` (no pickle); cached per label type.
     """
 
-    url = 'https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz'
-    mirrors = ()
-    # Published digest from public checksum lists; not recomputed here.
-    sha256 = '58a81ae192c23a4be8b1804d68e518ed807d710a4eb253b1f2a199162a40d8ec'
+    url = 'https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz'  # mirrors: CIFAR10's (none)
+    sha256 = '58a81ae192c23a4be8b1804d68e518ed807d710a4eb253b1f2a199162a40d8ec'  # published, as CIFAR10's
     folder = 'cifar-100-binary'
 
     def __init__(self, train=True,

@@ -204,6 +204,14 @@ def _max_pool_array(x, kernel, stride, pad, with_positions):
 # =============================================================================
 # Convolution
 # =============================================================================
+def _with_bias_grad(f, gy, gx, gW):
+    """``(gx, gW)``, or ``(gx, gW, gb)`` with gb = gy summed over N, H, W when the
+    convolution ``f`` has a bias (None when the bias needs no gradient)."""
+    if len(f.inputs) == 2:
+        return gx, gW
+    return gx, gW, (_sum(gy, axis=(0, 2, 3)) if f.inputs[2].requires_grad else None)
+
+
 class Conv2d(Function):
     """y[n, o] = sum_{c,i,j} W[o, c, i, j] * xpad[n, c, oh*SH + i, ow*SW + j] + b[o].
 
@@ -231,15 +239,9 @@ class Conv2d(Function):
 
     def backward(self, gy):
         x, W = self.inputs[:2]
-        gx = gW = None
-        if x.requires_grad:
-            gx = deconv2d(gy, W, stride=self.stride, pad=self.pad, outsize=x.shape[2:])
-        if W.requires_grad:
-            gW = Conv2DGradW(self)(x, gy)
-        if len(self.inputs) == 2:
-            return gx, gW
-        gb = _sum(gy, axis=(0, 2, 3)) if self.inputs[2].requires_grad else None
-        return gx, gW, gb
+        gx = deconv2d(gy, W, stride=self.stride, pad=self.pad, outsize=x.shape[2:]) if x.requires_grad else None
+        gW = Conv2DGradW(self)(x, gy) if W.requires_grad else None
+        return _with_bias_grad(self, gy, gx, gW)
 
     def jvp(self, dx, dW, db=None):
         x, W = self.inputs[:2]
@@ -305,15 +307,9 @@ class Deconv2d(Function):
 
     def backward(self, gy):
         x, W = self.inputs[:2]
-        gx = gW = None
-        if x.requires_grad:
-            gx = conv2d(gy, W, stride=self.stride, pad=self.pad)
-        if W.requires_grad:
-            gW = Conv2DGradW(self)(gy, x)
-        if len(self.inputs) == 2:
-            return gx, gW
-        gb = _sum(gy, axis=(0, 2, 3)) if self.inputs[2].requires_grad else None
-        return gx, gW, gb
+        gx = conv2d(gy, W, stride=self.stride, pad=self.pad) if x.requires_grad else None
+        gW = Conv2DGradW(self)(gy, x) if W.requires_grad else None
+        return _with_bias_grad(self, gy, gx, gW)
 
     def jvp(self, dx, dW, db=None):
         x, W = self.inputs[:2]
@@ -405,6 +401,9 @@ class _MaxPoolingBase(Function):
         self.kernel_size, self.stride, self.pad = mpool2d.kernel_size, mpool2d.stride, mpool2d.pad
         self.input_shape, self.positions = mpool2d.input_shape, mpool2d.positions
 
+    def backward(self, gy):
+        return self.adjoint(self)(gy)  # a linear map's gradient is its adjoint's forward
+
     def jvp(self, dx):
         return type(self)(self)(dx)  # a linear map is its own forward-mode rule
 
@@ -492,24 +491,17 @@ class Pooling2DGrad(_MaxPoolingBase):
     """gx = zeros(x.shape) with gy added at the pooled positions: max pooling's
     gradient, linear in gy, so dL/dgy = Pooling2DWithIndexes(ggx) (its adjoint)."""
     __slots__ = ()
-
-    def forward(self, gy):
-        return self._scatter(gy)
-
-    def backward(self, ggx):
-        return Pooling2DWithIndexes(self)(ggx)
+    forward = _MaxPoolingBase._scatter
 
 
 class Pooling2DWithIndexes(_MaxPoolingBase):
     """y = x at the positions a max pooling chose (no new argmax; made from a
     ``Pooling`` or a companion).  Linear in x: dL/dx = Pooling2DGrad(gy)."""
     __slots__ = ()
+    forward = _MaxPoolingBase._gather
 
-    def forward(self, x):
-        return self._gather(x)
 
-    def backward(self, gy):
-        return Pooling2DGrad(self)(gy)
+Pooling2DGrad.adjoint, Pooling2DWithIndexes.adjoint = Pooling2DWithIndexes, Pooling2DGrad
 
 
 class AveragePooling(Function):

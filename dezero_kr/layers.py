@@ -358,9 +358,7 @@ class Conv2d(Layer):
             _check_size(type(self).__name__, 'in_channels', in_channels)
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.pad = pad
+        self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
         self.dtype = dtype
         self.W = Parameter(None, name='W')
         if in_channels is not None:

@@ -428,84 +428,36 @@ def log(x):
     return Log()(x)
 
 
-def add(x0, x1):
-    """``x0 + x1`` (the operator ``+``), elementwise with NumPy broadcasting.
-
-    Shape: the broadcast shape; dtype: NumPy's result type (a Python scalar
-    keeps x0's dtype).  dL/dx0 = sum_to(gy, x0.shape), dL/dx1 = sum_to(gy, x1.shape).
-    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
-    differentiated); anything else is a TypeError naming the operator.
-    """
-    if isinstance(x1, Variable):
-        return Add()(x0, x1)
-    return AddConstant(_scalar_or_array(x1, '+'))(x0)
-
-
-def sub(x0, x1):
-    """``x0 - x1`` (the operator ``-``), elementwise with NumPy broadcasting.
-
-    Shape: the broadcast shape; dtype: NumPy's result type (a Python scalar
-    keeps x0's dtype).  dL/dx0 = sum_to(gy), dL/dx1 = -sum_to(gy), each to its input's shape.
-    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
-    differentiated); anything else is a TypeError naming the operator.
-    """
-    if isinstance(x1, Variable):
-        return Sub()(x0, x1)
-    return SubConstant(_scalar_or_array(x1, '-'))(x0)
+def binary_operator(name, op, constant_op, symbol, doc, reflected=False):
+    """The wrapper ``name(x0, x1)`` of a binary operator: ``op()(x0, x1)`` when ``x1`` is a
+    Variable (``op()(x1, x0)`` if ``reflected``), else ``constant_op(c)(x0)`` with the
+    constant ``c`` (a Python number, NumPy scalar or array, not differentiated; anything
+    else is a TypeError naming ``symbol``).  Shapes broadcast as NumPy's; the dtype is
+    NumPy's result type (a Python scalar keeps x0's dtype).  A closure, not a call
+    through a shared helper: ``x + y`` costs one Python call before the operation."""
+    def apply(x0, x1):
+        if isinstance(x1, Variable):
+            return op()(x1, x0) if reflected else op()(x0, x1)
+        return constant_op(_scalar_or_array(x1, symbol))(x0)
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = doc + ('\n\n    Operands, shape and dtype: as ``binary_operator`` says.')
+    return apply
 
 
-def rsub(x0, x1):
-    """``x1 - x0``, the reflected operator ``c - x`` (as ``sub`` with the operands swapped).
-
-    dL/dx0 = -sum_to(gy, x0.shape).  ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
-    differentiated); anything else is a TypeError naming the operator.
-    """
-    if isinstance(x1, Variable):
-        return Sub()(x1, x0)
-    return RSubConstant(_scalar_or_array(x1, '-'))(x0)
-
-
-def mul(x0, x1):
-    """``x0 * x1`` (the operator ``*``), elementwise with NumPy broadcasting.
-
-    Shape: the broadcast shape; dtype: NumPy's result type (a Python scalar
-    keeps x0's dtype).  dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0).
-    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
-    differentiated); anything else is a TypeError naming the operator.
-    """
-    if isinstance(x1, Variable):
-        return Mul()(x0, x1)
-    return MulConstant(_scalar_or_array(x1, '*'))(x0)
-
-
-def neg(x):
-    """``-x`` (unary minus), same shape and dtype as x; dL/dx = -gy."""
-    return Neg()(x)
-
-
-def div(x0, x1):
-    """``x0 / x1`` (the operator ``/``), elementwise with NumPy broadcasting.
-
-    Shape: the broadcast shape; dtype: NumPy's true-division result type.
-    dL/dx0 = sum_to(gy / x1), dL/dx1 = sum_to(-gy * x0 / x1^2).  Division by
-    zero gives inf or nan with NumPy's RuntimeWarning, not an exception.
-    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
-    differentiated); anything else is a TypeError naming the operator.
-    """
-    if isinstance(x1, Variable):
-        return Div()(x0, x1)
-    return DivConstant(_scalar_or_array(x1, '/'))(x0)
-
-
-def rdiv(x0, x1):
-    """``x1 / x0``, the reflected operator ``c / x``; dL/dx0 = sum_to(-gy * y / x0).
-
-    ``x1`` a Variable, or a constant (Python number, NumPy scalar or array, not
-    differentiated); anything else is a TypeError naming the operator.
-    """
-    if isinstance(x1, Variable):
-        return Div()(x1, x0)
-    return RDivConstant(_scalar_or_array(x1, '/'))(x0)
+add = binary_operator('add', Add, AddConstant, '+', """``x0 + x1`` (the operator ``+``);
+    dL/dx0 = sum_to(gy, x0.shape), dL/dx1 = sum_to(gy, x1.shape).""")
+sub = binary_operator('sub', Sub, SubConstant, '-', """``x0 - x1`` (the operator ``-``);
+    dL/dx0 = sum_to(gy), dL/dx1 = -sum_to(gy), each to its input's shape.""")
+rsub = binary_operator('rsub', Sub, RSubConstant, '-', """``x1 - x0``, the reflected
+    operator ``c - x``; dL/dx0 = -sum_to(gy, x0.shape).""", reflected=True)
+mul = binary_operator('mul', Mul, MulConstant, '*', """``x0 * x1`` (the operator ``*``);
+    dL/dx0 = sum_to(gy * x1), dL/dx1 = sum_to(gy * x0).""")
+div = binary_operator('div', Div, DivConstant, '/', """``x0 / x1`` (the operator ``/``);
+    dL/dx0 = sum_to(gy / x1), dL/dx1 = sum_to(-gy * x0 / x1^2).  The dtype is NumPy's
+    true-division result type; division by zero gives inf or nan with NumPy's
+    RuntimeWarning, not an exception.""")
+rdiv = binary_operator('rdiv', Div, RDivConstant, '/', """``x1 / x0``, the reflected
+    operator ``c / x``; dL/dx0 = sum_to(-gy * y / x0).""", reflected=True)
 
 
 def pow(x, c):
@@ -524,9 +476,12 @@ def pow(x, c):
 def rpow(x, c):
     """``c ** x``, the reflected operator (``2 ** x``); dL/dx = gy * y * log(c)
     (0 where c == 0 and x >= 0).  ``c`` a number, an array or a Variable, else TypeError."""
-    if isinstance(c, Variable):
-        return PowVariable()(c, x)
-    return RPow(_scalar_or_array(c, '**'))(x)
+    return PowVariable()(c, x) if isinstance(c, Variable) else RPow(_scalar_or_array(c, '**'))(x)
+
+
+def neg(x):
+    """``-x`` (unary minus), same shape and dtype as x; dL/dx = -gy."""
+    return Neg()(x)
 
 
 # --- shape operations ----------------------------------------------------------
@@ -545,13 +500,29 @@ def as_shape(fname, shape):
                     f'{shape!r:.60}')
 
 
-class SumTo(Function):
-    """y = sum_to(x, shape) (undo broadcasting); dL/dx = broadcast_to(gy, x.shape)."""
+def to_shape(cls, fname, x, shape):
+    """``cls(shape)(x)`` for the operations that take a target shape (reshape, sum_to,
+    broadcast_to): ``shape`` read by ``as_shape``, and ``x`` itself (as a Variable) when
+    it already has that shape, so no operation is recorded."""
+    shape = as_shape(fname, shape)
+    if x.shape == shape:
+        return as_variable(x)
+    return cls(shape)(x)
+
+
+class ShapeFunction(Function):
+    """The base of the operations that take a target shape (Reshape, SumTo, BroadcastTo):
+    ``shape`` kept as a tuple of ints (``as_shape``; a TypeError names the class)."""
     __slots__ = ('shape',)
     backward_reads_values = False
 
     def __init__(self, shape):
-        self.shape = tuple(shape)
+        self.shape = as_shape(type(self).__name__, shape)
+
+
+class SumTo(ShapeFunction):
+    """y = sum_to(x, shape) (undo broadcasting); dL/dx = broadcast_to(gy, x.shape)."""
+    __slots__ = ()
 
     def forward(self, x):
         return _sum_to_array(x, self.shape)
@@ -567,19 +538,12 @@ def sum_to(x, shape):
     """Sum ``x`` down to ``shape`` (undo broadcasting: leading axes and axes
     where ``shape`` has 1 are summed, kept as in ``shape``); ``x`` itself when the
     shape already matches; ``shape`` a tuple or an int.  dL/dx = broadcast_to(gy, x.shape)."""
-    shape = as_shape('sum_to', shape)
-    if x.shape == shape:
-        return as_variable(x)
-    return SumTo(shape)(x)
+    return to_shape(SumTo, 'sum_to', x, shape)
 
 
-class BroadcastTo(Function):
+class BroadcastTo(ShapeFunction):
     """y = broadcast_to(x, shape); dL/dx = sum_to(gy, x.shape)."""
-    __slots__ = ('shape',)
-    backward_reads_values = False
-
-    def __init__(self, shape):
-        self.shape = tuple(shape)
+    __slots__ = ()
 
     def forward(self, x):
         xp = cuda.get_array_module(x)
@@ -603,7 +567,4 @@ def broadcast_to(x, shape):
     """``x`` broadcast to ``shape`` as ``np.broadcast_to`` (same dtype); ``x``
     itself when the shape already matches; ``shape`` a tuple or an int.
     dL/dx = sum_to(gy, x.shape).  Shapes that do not broadcast are NumPy's ValueError."""
-    shape = as_shape('broadcast_to', shape)
-    if x.shape == shape:
-        return as_variable(x)
-    return BroadcastTo(shape)(x)
+    return to_shape(BroadcastTo, 'broadcast_to', x, shape)

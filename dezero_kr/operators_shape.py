@@ -11,16 +11,14 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import (array_sum, max_backward_shape, may_hold_nan, reshape_sum_backward,
                                    sum_to as _sum_to_array)
-from dezero_kr.core import Function, Variable, as_variable
-from dezero_kr.operators import add_tangents, as_grad, as_shape, broadcast_grad, operands, sum_to
+from dezero_kr.core import Function, Variable
+from dezero_kr.operators import (ShapeFunction, add_tangents, as_grad, broadcast_grad, operands, sum_to,
+                                  to_shape)
 
-class Reshape(Function):
+
+class Reshape(ShapeFunction):
     """y = x.reshape(shape); dL/dx = gy.reshape(x.shape)."""
-    __slots__ = ('shape',)
-    backward_reads_values = False
-
-    def __init__(self, shape):
-        self.shape = shape
+    __slots__ = ()
 
     def forward(self, x):
         return x.reshape(self.shape)
@@ -37,10 +35,7 @@ def reshape(x, shape):
     """``x`` with a new ``shape`` (a tuple or an int; one entry may be -1), the same elements
     in C order and the same dtype; ``x`` itself (as a Variable) when the shape is
     unchanged.  dL/dx = gy.reshape(x.shape).  A size mismatch is NumPy's ValueError."""
-    shape = as_shape('reshape', shape)
-    if x.shape == shape:
-        return as_variable(x)
-    return Reshape(shape)(x)
+    return to_shape(Reshape, 'reshape', x, shape)
 
 
 class Transpose(Function):

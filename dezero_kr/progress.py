@@ -122,9 +122,7 @@ class TextProgress:
         self.total = total
         self.disable = disable
         self.file = file if file is not None else sys.stderr
-        self.unit = unit
-        self.unit_scale = unit_scale
-        self.unit_divisor = unit_divisor
+        self.unit, self.unit_scale, self.unit_divisor = unit, unit_scale, unit_divisor
         self.leave = leave
         self.n = initial
         self._initial = initial

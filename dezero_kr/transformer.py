@@ -22,15 +22,15 @@ import math
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import Function, Variable, no_grad, test_mode
+from dezero_kr.core import Variable, no_grad, test_mode
+from dezero_kr.functions_attention import TokenPositionEmbedding
 from dezero_kr.functions_math import linear
 from dezero_kr.functions_loss import labels_in_range
 from dezero_kr.functions_nn import (dropout, gelu, layer_norm, multi_head_attention, relu, rms_norm,
                                     softmax_cross_entropy)
 from dezero_kr.graph import plot_dot_graph
 from dezero_kr.layers import Embedding, Layer, LayerNorm, Linear, RMSNorm
-from dezero_kr.operators import add_tangents, as_grad, operands
-from dezero_kr.operators_shape import get_item, reshape, scatter_grad, transpose
+from dezero_kr.operators_shape import reshape, transpose
 
 __all__ = ['CausalSelfAttention', 'MLP', 'TransformerBlock', 'GPT', 'MICROGPT', 'make_norm']
 
@@ -40,41 +40,6 @@ MICROGPT = dict(mlp='relu', norm='rms', norm_affine=False, bias=False, tie_weigh
 
 _NORMS = {'rms': RMSNorm, 'layer': LayerNorm}
 _ACTIVATIONS = {'relu': relu, 'gelu': gelu}
-
-
-# =============================================================================
-# Token + position embedding: one node
-# =============================================================================
-class TokenPositionEmbedding(Function):
-    """y[b, t] = wte[ids[b, t]] + wpe[t]: ids (B, T) ints, wte (V, C), wpe (P >= T, C) -> (B, T, C).
-
-    Linear in (wte, wpe), so the rule is the map itself and its transpose:
-    dL/dwte = gy's rows scatter-added at ``ids`` (repeated ids add up),
-    dL/dwpe[:T] = sum over b of gy[b] (rows T.. get 0); jvp = the same map
-    applied to the tangents.  Output dtype: that of ``wte + wpe``.  The ids
-    are checked by ``GPT._check_idx`` (integer, in [0, V), T <= P).
-    It is ``embed_id(ids, wte) + wpe[:T]`` as one node instead of three: a
-    microgpt forward + backward in a warm loop, 285 -> 252 µs (bench/README.md).
-    """
-    __slots__ = ('ids',)
-    backward_reads_values = False
-
-    def __init__(self, ids):
-        self.ids = ids
-
-    def forward(self, wte, wpe):
-        return wte[self.ids] + wpe[:self.ids.shape[1]]
-
-    def backward(self, gy):
-        wte, wpe = self.inputs
-        g, = operands(gy)
-        positions = slice(0, self.ids.shape[1])
-        return (as_grad(scatter_grad(g, self.ids, wte.data.shape), wte),
-                as_grad(scatter_grad(g.sum(axis=0), positions, wpe.data.shape), wpe))
-
-    def jvp(self, dwte, dwpe):
-        return add_tangents(None if dwte is None else get_item(dwte, self.ids),
-                            None if dwpe is None else get_item(dwpe, slice(0, self.ids.shape[1])))
 
 
 # =============================================================================

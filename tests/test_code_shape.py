@@ -3,6 +3,7 @@
 The numbers come from ``tools/code_report.py`` (run it to see the table).
 """
 import ast
+import os
 import pathlib
 import subprocess
 import sys
@@ -193,3 +194,32 @@ def test_the_engine_names_no_tool(module):
 def test_the_engine_imports_no_tool(module):
     imported = _module_imports(ROOT / 'dezero_kr' / module)
     assert [m for m in imported if any(t in m for t in TOOLS)] == []
+
+
+def test_import_dezero_kr_loads_no_tool_beyond_dezero():
+    """The tools load on first use (``dezero_kr.static_graph``, ``dezero_kr.onnx``), not at
+    ``import dezero_kr``; then the name gives the tool itself, and ``dir`` lists it."""
+    code = ('import sys, dezero_kr\n'
+            'tools = ("dezero_kr.define_and_run", "dezero_kr.onnx", "dezero_kr.distributed")\n'
+            'print(sorted(m for m in sys.modules if m.startswith(tools)))\n'
+            'print("static_graph" in dir(dezero_kr), "onnx" in dir(dezero_kr))\n'
+            'import dezero_kr.define_and_run as dar, dezero_kr.onnx as onnx\n'
+            'print(dezero_kr.static_graph is dar.static_graph, dezero_kr.onnx is onnx)\n')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True,
+                         cwd=ROOT, env={**os.environ, 'PYTHONPATH': str(ROOT)}).stdout.split('\n')
+    assert out[:3] == ['[]', 'True True', 'True True']
+
+
+def test_an_unknown_attribute_of_the_package_is_an_attribute_error():
+    import dezero_kr
+    with pytest.raises(AttributeError, match="no attribute 'static_grap'"):
+        dezero_kr.static_grap
+
+
+@pytest.mark.parametrize('tool', ['onnx', 'graph', 'define_and_run', 'autograd'])
+def test_a_tool_imports_no_model_module(tool):
+    """Tools sit above the ops and layers, beside the models: the exporter's converters take
+    the ops from the ops layer (TokenPositionEmbedding lives in functions_attention)."""
+    for path in (ROOT / 'dezero_kr' / tool).rglob('*.py'):
+        imported = _module_imports(path)
+        assert [m for m in imported if m.endswith(('transformer', 'models'))] == [], path

@@ -25,7 +25,12 @@ LAUNCHER_RANK_VARS = ('PMI_RANK', 'OMPI_COMM_WORLD_RANK', 'PMIX_RANK')
 
 def launcher_size():
     """The number of ranks an MPI launcher says it started, or None when not under a launcher."""
-    for name in LAUNCHER_SIZE_VARS:
+    return _launcher_number(LAUNCHER_SIZE_VARS)
+
+
+def _launcher_number(names):
+    """The first of the environment variables ``names`` that holds a whole number, or None."""
+    for name in names:
         value = os.environ.get(name)
         if value and value.strip().isdigit():
             return int(value)
@@ -397,11 +402,7 @@ def _remove_pre_init_hook():
 
 def _launcher_rank():
     """This process's rank as an MPI launcher gives it, or None when not under a launcher."""
-    for name in LAUNCHER_RANK_VARS:
-        value = os.environ.get(name)
-        if value and value.strip().isdigit():
-            return int(value)
-    return None
+    return _launcher_number(LAUNCHER_RANK_VARS)
 
 
 def _end_before_init(exc_type, exc, tb):

@@ -315,12 +315,8 @@ class _DotWriter:
     """Turns a walk into DOT lines; node ids are handed out in emission order."""
 
     def __init__(self, verbose, labels, limit, show_grads, mark_nonfinite, mark_constants):
-        self.verbose = verbose
-        self.labels = labels
-        self.limit = limit
-        self.show_grads = show_grads
-        self.mark_nonfinite = mark_nonfinite
-        self.mark_constants = mark_constants
+        self.verbose, self.labels, self.limit = verbose, labels, limit
+        self.show_grads, self.mark_nonfinite, self.mark_constants = show_grads, mark_nonfinite, mark_constants
         self.plain = limit < 0 and not show_grads and not mark_nonfinite
         self._bad = {}
         self._shape_dtype = {}

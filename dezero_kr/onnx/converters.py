@@ -2,12 +2,12 @@
 import numpy as np
 
 from dezero_kr import functions_activation as _act
+from dezero_kr import functions_attention as _attn
 from dezero_kr import functions_conv as _conv
 from dezero_kr import functions_math as _fmath
 from dezero_kr import functions_nn as _nn
 from dezero_kr import operators as _ops
 from dezero_kr import operators_shape as _shape
-from dezero_kr import transformer as _tf
 from dezero_kr.onnx.registry import INT64_MAX, INT64_MIN, register
 
 # =============================================================================
@@ -391,7 +391,7 @@ def _sdpa(b, f, ins, outs):
     _attention(b, ins[0], ins[1], ins[2], b.same_const('hidden'), f.scale, _out_dtype(f), outs[0])
 
 
-@register(_tf.TokenPositionEmbedding, 'Gather + Slice + Add')
+@register(_attn.TokenPositionEmbedding, 'Gather + Slice + Add')
 def _token_position(b, f, ins, outs):
     T = f.ids.shape[1]
     tok = b.one('Gather', [ins[0], b.indices(f.ids)], axis=0)
