@@ -402,7 +402,7 @@ class _MaxPoolingBase(Function):
         self.input_shape, self.positions = mpool2d.input_shape, mpool2d.positions
 
     def backward(self, gy):
-        return self.adjoint(self)(gy)  # a linear map's gradient is its adjoint's forward
+        return self._adjoint(self)(gy)  # a linear map's gradient is its adjoint's forward
 
     def jvp(self, dx):
         return type(self)(self)(dx)  # a linear map is its own forward-mode rule
@@ -424,7 +424,7 @@ class _MaxPoolingBase(Function):
         return i * self.kernel_size[1] + j
 
     def _gather(self, x):
-        """x (N, C, H, W) -> its elements at ``positions``: (N, C, OH, OW)."""
+        """Gather: the elements of x (N, C, H, W) at the positions, shape (N, C, OH, OW)."""
         if tuple(x.shape) != tuple(self.input_shape):
             raise ValueError(f'{type(self).__name__}: x has shape {x.shape}, expected '
                              f'{tuple(self.input_shape)}')
@@ -432,7 +432,7 @@ class _MaxPoolingBase(Function):
         return xp.take(_pad(x, self.pad), self.positions)
 
     def _scatter(self, gy):
-        """gy (N, C, OH, OW) -> zeros of the input shape with gy added at ``positions``."""
+        """Scatter-add: zeros of the input shape, with gy (N, C, OH, OW) added at the positions."""
         if gy.shape != self.positions.shape:
             raise ValueError(f'{type(self).__name__}: gy has shape {gy.shape}, expected '
                              f'{self.positions.shape}')
@@ -501,7 +501,7 @@ class Pooling2DWithIndexes(_MaxPoolingBase):
     forward = _MaxPoolingBase._gather
 
 
-Pooling2DGrad.adjoint, Pooling2DWithIndexes.adjoint = Pooling2DWithIndexes, Pooling2DGrad
+Pooling2DGrad._adjoint, Pooling2DWithIndexes._adjoint = Pooling2DWithIndexes, Pooling2DGrad
 
 
 class AveragePooling(Function):
