@@ -16,8 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bench(*args, env=None):
+    """``python -m bench ARGS`` with glibc's default heap (unless ``env`` says otherwise)."""
+    env = dict(os.environ, **{'BENCH_MALLOC': 'default', **(env or {})})
     proc = subprocess.run([sys.executable, '-m', 'bench', *args], capture_output=True, text=True,
-                          cwd=str(ROOT), timeout=600, env=dict(os.environ, **(env or {})))
+                          cwd=str(ROOT), timeout=600, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout
 
@@ -33,6 +35,30 @@ def test_steady_heap_sets_glibc_thresholds():
     out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=str(ROOT),
                          timeout=60, check=True).stdout.strip()
     assert out == str(platform.libc_ver()[0] == 'glibc')
+
+
+def test_a_plain_run_prints_the_default_heap_then_the_steady_one():
+    """What a user's process gets comes first; the steady heap (a child process) second."""
+    env = {k: v for k, v in os.environ.items() if k != 'BENCH_MALLOC'}
+    proc = subprocess.run([sys.executable, '-m', 'bench', 'mlp', '--iters', '2', '--repeat', '2'],
+                          capture_output=True, text=True, cwd=str(ROOT), timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    heads = [line for line in proc.stdout.splitlines() if line.startswith('== ')]
+    assert heads == ["== glibc malloc's defaults: what a user's process gets (BENCH_MALLOC=default) ==",
+                     '== steady_heap(): glibc thresholds fixed (BENCH_MALLOC=steady) ==']
+    assert proc.stdout.count('static / NumPy floor') == 2
+
+
+def test_an_unknown_heap_mode_is_refused_by_name():
+    out = _bench_fails('mlp', env={'BENCH_MALLOC': 'fast'})
+    assert "BENCH_MALLOC must be one of default, steady, both (unset: both), not 'fast'" in out
+
+
+def _bench_fails(*args, env):
+    proc = subprocess.run([sys.executable, '-m', 'bench', *args], capture_output=True, text=True,
+                          cwd=str(ROOT), timeout=600, env=dict(os.environ, **env))
+    assert proc.returncode == 2
+    return proc.stdout
 
 
 def test_mlp_prints_the_products_and_update_bound():

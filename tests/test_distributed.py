@@ -647,7 +647,8 @@ def test_bench_mpi_runs():
     """``python -m bench mpi`` with tiny settings: every configuration reports its line."""
     _require_mpi()
     out = subprocess.run([sys.executable, '-m', 'bench', 'mpi', '--rounds', '1', '--steps', '2',
-                          '--repeat', '2'], capture_output=True, text=True, timeout=300, env=_env(),
+                          '--repeat', '2'], capture_output=True, text=True, timeout=300,
+                         env={**_env(), 'BENCH_MALLOC': 'default'},
                          cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
     for line in ('mlp 1 rank(s)', 'mlp 2 rank(s)', 'cnn 1 rank(s)', 'cnn 2 rank(s)', '8192 KB'):

@@ -790,7 +790,8 @@ def test_zz_every_mapped_function_was_exported_and_run_by_a_test_above():
 def test_bench_onnx_runs():
     """``python -m bench onnx`` with tiny settings: a row per model, the same numbers both sides."""
     proc = subprocess.run([sys.executable, '-m', 'bench', 'onnx', '--iters', '1', '--repeat', '1',
-                           '--batches', '3'], capture_output=True, text=True, env=python_env(),
+                           '--batches', '3'], capture_output=True, text=True,
+                          env={**python_env(), 'BENCH_MALLOC': 'default'},
                           cwd=str(ROOT), timeout=300)
     assert proc.returncode == 0, proc.stderr
     rows = [line.split('|') for line in proc.stdout.splitlines() if line.endswith('|')]
