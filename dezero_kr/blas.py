@@ -28,7 +28,7 @@ import warnings
 ENV_THREADS = 'DEZERO_KR_BLAS_THREADS'
 SMALL_MODEL_THREADS = 1
 
-_INSTALL_HINT = ('threadpoolctl is not installed, so the BLAS thread count cannot be set: '
+_THREADPOOLCTL_HINT = ('threadpoolctl is not installed, so the BLAS thread count cannot be set: '
                  'pip install threadpoolctl  (or pip install -e . from the repository root)')
 
 __all__ = ['set_blas_threads', 'blas_threads', 'small_model_policy', 'ENV_THREADS',
@@ -39,7 +39,7 @@ def _threadpoolctl():
     try:
         import threadpoolctl  # a dependency, imported only when a limit is asked for
     except ImportError as e:
-        raise ImportError(_INSTALL_HINT) from e
+        raise ImportError(_THREADPOOLCTL_HINT) from e
     return threadpoolctl
 
 

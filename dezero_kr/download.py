@@ -85,7 +85,7 @@ def _file_name_from_url(url):
     return urllib.parse.unquote(name)
 
 
-def _describe(error):
+def _error_text(error):
     if isinstance(error, urllib.error.HTTPError):
         return f'HTTP {error.code} {error.reason}'
     if isinstance(error, urllib.error.URLError):
@@ -215,7 +215,7 @@ def _download_first(urls, target, expected, timeout, show_progress, label):
             try:
                 _download_with_retry(candidate, part, timeout, show_progress, label)
             except Exception as e:
-                failures.append((candidate, _describe(e)))
+                failures.append((candidate, _error_text(e)))
                 continue
             if expected is not None:
                 got = sha256sum(part)

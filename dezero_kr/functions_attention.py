@@ -10,7 +10,7 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, widen
 from dezero_kr.core import Function, Variable, as_variable
 from dezero_kr.operators import add_tangents, as_grad, cached_or_rebuilt, operands
-from dezero_kr.operators_shape import get_item, matmul, scatter_grad
+from dezero_kr.operators_shape import get_item, matmul, scatter_grad, swap_last
 from dezero_kr.functions_math import stack
 from dezero_kr.functions_activation import in_float32, masked_fill, softmax, sum_exp
 
@@ -27,18 +27,13 @@ def causal_mask(t_q, t_k=None, xp=np):
     return xp.triu(xp.ones((t_q, t_k), dtype=bool), k=t_k - t_q + 1)
 
 
-def _swap_last(a):
-    """The matrix transpose of a batch (last two axes) of an array or a Variable."""
-    return a.transpose(tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
-
-
 def _attend(q, k, v, hidden, scale):
     """Raw forward of attention: (P v, P) with P = softmax(q k^T * scale, -inf where hidden).
 
     The scores are masked, shifted, exponentiated and normalised in place.
     """
     xp = cuda.get_array_module(q)
-    s = q @ _swap_last(k)
+    s = q @ swap_last(k)
     s *= scale
     if hidden is not None:
         xp.copyto(s, -xp.inf, where=hidden)
@@ -52,7 +47,7 @@ def _attend(q, k, v, hidden, scale):
 
 def _attention_probs(q, k, hidden, scale):
     """P as a composition of Variables (softmax of the masked, scaled scores): differentiable."""
-    s = matmul(q, _swap_last(k)) * scale
+    s = matmul(q, swap_last(k)) * scale
     if hidden is not None:
         s = masked_fill(s, hidden, -np.inf)
     return softmax(s, axis=-1)
@@ -66,16 +61,16 @@ def _through_softmax(p, g):
 def _attention_vjp(q, k, v, p, g, scale):
     """(dq, dk, dv) for y = P v: dS = scale P * (dP - sum(dP * P)), dP = g v^T;
     dq = dS k, dk = dS^T q, dv = P^T g.  Arrays, or Variables while a graph is recorded."""
-    ds = _through_softmax(p, g @ _swap_last(v)) * scale
-    return ds @ k, _swap_last(ds) @ q, _swap_last(p) @ g
+    ds = _through_softmax(p, g @ swap_last(v)) * scale
+    return ds @ k, swap_last(ds) @ q, swap_last(p) @ g
 
 
 def _attention_jvp(q, k, v, p, dq, dk, dv, scale):
     """Tangent of y = P v: dP v + P dv, dP = softmax Jacobian (scale (dq k^T + q dk^T))."""
     t = None
     if dq is not None or dk is not None:
-        ds = add_tangents(None if dq is None else dq @ _swap_last(k),
-                          None if dk is None else q @ _swap_last(dk))
+        ds = add_tangents(None if dq is None else dq @ swap_last(k),
+                          None if dk is None else q @ swap_last(dk))
         t = _through_softmax(p, ds * scale) @ v
     if dv is not None:
         t = add_tangents(t, p @ dv)
@@ -190,13 +185,13 @@ def _attention_vjp_packed(q, k, v, p, gy, n_head, scale):
     xp = cuda.get_array_module(gy)
     gqkv = xp.empty(gy.shape[:2] + (3 * gy.shape[2],), dtype=xp.result_type(gy, p))
     dq, dk, dv = _split_heads(gqkv, n_head)  # views into gqkv
-    ds = g @ _swap_last(v)  # dP, then dS = scale P * (dP - sum(dP * P)) in its buffer
+    ds = g @ swap_last(v)  # dP, then dS = scale P * (dP - sum(dP * P)) in its buffer
     ds -= (ds * p).sum(axis=-1, keepdims=True)
     ds *= p
     ds *= scale
     xp.matmul(ds, k, out=dq)
-    xp.matmul(_swap_last(ds), q, out=dk)
-    xp.matmul(_swap_last(p), g, out=dv)
+    xp.matmul(swap_last(ds), q, out=dk)
+    xp.matmul(swap_last(p), g, out=dv)
     return gqkv
 
 

@@ -203,9 +203,9 @@ class MatMul(Function):
             g = g.reshape(batch + (a2.shape[-2], w2.shape[-1]))
         gx = gW = None
         if x.requires_grad:
-            gx = as_grad(_summed_to(g @ _swap_last(w2), a2.shape).reshape(x.shape), x)
+            gx = as_grad(_summed_to(g @ swap_last(w2), a2.shape).reshape(x.shape), x)
         if W.requires_grad:
-            gW = as_grad(_summed_to(_swap_last(a2) @ g, w2.shape).reshape(W.shape), W)
+            gW = as_grad(_summed_to(swap_last(a2) @ g, w2.shape).reshape(W.shape), W)
         return gx, gW
 
     def jvp(self, dx, dW):
@@ -215,7 +215,7 @@ class MatMul(Function):
         return add_tangents(t0, t1)
 
 
-def _swap_last(a):
+def swap_last(a):
     """Transpose the last two axes (the matrix transpose of a batch): an array or a Variable."""
     axes = tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2)
     return a.transpose(axes)

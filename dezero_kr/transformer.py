@@ -79,7 +79,7 @@ def _check_choice(what, name, value, choices):
         raise ValueError(f'{what}: {name} must be one of {sorted(choices)}, got {value!r}')
 
 
-def _linear(in_size, out_size, bias, dtype):
+def _linear_layer(in_size, out_size, bias, dtype):
     return Linear(out_size, nobias=not bias, dtype=dtype, in_size=in_size)
 
 
@@ -102,8 +102,8 @@ class CausalSelfAttention(Layer):
         self.n_embd = n_embd
         self.n_head = n_head
         self.dropout = dropout
-        self.c_attn = _linear(n_embd, 3 * n_embd, bias, dtype)
-        self.c_proj = _linear(n_embd, n_embd, bias, dtype)
+        self.c_attn = _linear_layer(n_embd, 3 * n_embd, bias, dtype)
+        self.c_proj = _linear_layer(n_embd, n_embd, bias, dtype)
 
     def forward(self, x):
         """(B, T, C) -> (B, T, C); dropout (training only) on the projected output.
@@ -130,8 +130,8 @@ class MLP(Layer):
         _check_choice('MLP', 'activation', activation, _ACTIVATIONS)
         self.activation = activation
         self.dropout = dropout
-        self.c_fc = _linear(n_embd, 4 * n_embd, bias, dtype)
-        self.c_proj = _linear(4 * n_embd, n_embd, bias, dtype)
+        self.c_fc = _linear_layer(n_embd, 4 * n_embd, bias, dtype)
+        self.c_proj = _linear_layer(4 * n_embd, n_embd, bias, dtype)
 
     def forward(self, x):
         """c_proj(act(c_fc(x))), then dropout (training only): (..., C) -> (..., C)."""
@@ -210,7 +210,7 @@ class GPT(Layer):
             setattr(self, f'h{i}', block)
             self.blocks.append(block)
         self.ln_f = make_norm(norm, n_embd, norm_affine, dtype=dtype) if final_norm else None
-        self.lm_head = None if tie_weights else _linear(n_embd, vocab_size, False, dtype)
+        self.lm_head = None if tie_weights else _linear_layer(n_embd, vocab_size, False, dtype)
         self._init_weights(init_std, n_layer, dtype)
 
     def _init_weights(self, std, n_layer, dtype):

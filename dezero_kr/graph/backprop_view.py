@@ -231,7 +231,7 @@ def _graph_order(funcs):
     return sorted(funcs, key=lambda f: (f.generation, -index[f]))
 
 
-class _Names:
+class _PageNames:
     """Stable keys and display labels for the Variables and Functions on the page."""
 
     def __init__(self, node_ids):
@@ -483,7 +483,7 @@ def _default_title(output):
 
 
 def _page_data(output, recorder, forward, funcs, leaves, had_grad, seed, node_ids, grads_drawn):
-    names = _Names(node_ids)
+    names = _PageNames(node_ids)
     key = names.key
 
     def queue(fs):

@@ -86,7 +86,7 @@ _PURE_FORMATS = frozenset(['canon', 'dot', 'dot_json', 'gv', 'jpe', 'jpeg', 'jpg
                            'json0', 'plain', 'plain-ext', 'png', 'svg', 'xdot', 'xdot1.2',
                            'xdot1.4', 'xdot_json'])
 _RASTER_FORMATS = frozenset(['png', 'jpg', 'jpeg', 'jpe', 'gif', 'bmp', 'tif', 'tiff'])
-_INSTALL_HINT = ('install a renderer: `pip install graphviz-pure` (no system package needed; '
+_RENDERER_HINT = ('install a renderer: `pip install graphviz-pure` (no system package needed; '
                  'Linux/macOS/Windows on x86_64 or arm64), or Graphviz itself '
                  '(`apt-get install graphviz`, `brew install graphviz`, `conda install graphviz`), '
                  f'or point ${RENDERER_ENV} at a `dot` or `graphviz-pure` executable')
@@ -554,7 +554,7 @@ def find_renderer():
         if found is None:
             raise RendererNotFoundError(
                 f'${RENDERER_ENV}={override!r} is not an executable file (nor a command on '
-                f'PATH); unset it to use `dot` or `graphviz-pure`, or {_INSTALL_HINT}')
+                f'PATH); unset it to use `dot` or `graphviz-pure`, or {_RENDERER_HINT}')
         return found
     return shutil.which('dot') or find_graphviz_pure()
 
@@ -692,7 +692,7 @@ def require_renderer(renderer, what, after=''):
         raise RendererNotFoundError(f'{what}: {e} {after}'.rstrip()) from None
     if exe is None:
         raise RendererNotFoundError(f'{what}: no Graphviz renderer found (looked for ${RENDERER_ENV}, '
-                                    f'`dot`, `graphviz-pure`); {_INSTALL_HINT}. {after}'.rstrip())
+                                    f'`dot`, `graphviz-pure`); {_RENDERER_HINT}. {after}'.rstrip())
     return exe
 
 
@@ -702,7 +702,7 @@ def _resolve(renderer):
     found = shutil.which(os.fspath(renderer))
     if found is None:
         raise RendererNotFoundError(f'renderer {os.fspath(renderer)!r} is not an executable file '
-                                    f'(nor a command on PATH); {_INSTALL_HINT}.')
+                                    f'(nor a command on PATH); {_RENDERER_HINT}.')
     return found
 
 
