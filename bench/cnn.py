@@ -271,8 +271,8 @@ def main(argv=None):
     for name, s in samples.items():
         line = f'{name:14s} {statistics.median(s) * 1e3:7.2f} ms/step (median of {args.repeat} x {args.iters})'
         if name != 'dezero_kr':
-            ratio = statistics.median([a / b for a, b in zip(dz, s)])
-            line += f'   dezero_kr / {name} = {ratio:.2f}x'
+            ratio = statistics.median([b / a for a, b in zip(dz, s)])
+            line += f'   {name} / dezero_kr = {ratio:.2f}x'
         print(line)
     return 0
 

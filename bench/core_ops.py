@@ -202,9 +202,10 @@ def main(argv=()):
               f'{f_best / (floor_f / args.ops * 1e6):9.1f}x {b_best / (floor_b / args.ops * 1e6):9.1f}x')
 
     st_best, st_med = timing.summary([s[0] / args.ops * 1e6 for s in samples['static_graph']])
+    eager_best = min(s[0] + s[1] for s in samples['dezero_kr']) / args.ops * 1e6
     print(f'{"static_graph":16s} forward + backward {st_best:6.2f} ({st_med:6.2f}) us/op: '
           f'{st_best / ((floor_f + floor_b) / args.ops * 1e6):.2f}x the floor\'s forward + backward per op '
-          f'(a static chain, replayed)')
+          f'(a static chain, replayed); static / dezero_kr forward + backward = {st_best / eager_best:.2f}x')
 
     sizes = [int(n) for n in args.memory.split(',') if n]
     print(f'\nWorkload 2: chain of sin nodes on a 0-d float64 array: fwd+bwd time ({args.chain:,} nodes) '
