@@ -10,6 +10,8 @@ for _var in ('OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS'):
 
 import gc  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 import time  # noqa: E402
 
 _TRIM_THRESHOLD, _MMAP_THRESHOLD = -1, -3  # mallopt(3) parameter numbers (glibc's malloc.h)
@@ -74,3 +76,49 @@ def interleave(fns, repeat=7):
             t1 = time.perf_counter()
             out[name].append(r if r is not None else t1 - t0)
     return out
+
+
+ALONE = 'alone:'  # the line a contender timed by itself prints: ``alone: NAME SECONDS``
+
+
+def time_alone(name, step, iters, repeat):
+    """Time ``step`` as the only contender of this process (after 5 warm-up calls) and print
+    the ``alone:`` line that ``one_per_process`` reads: the median seconds per step."""
+    for _ in range(5):
+        step()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            step()
+        samples.append((time.perf_counter() - t0) / iters)
+    print(f'{ALONE} {name} {statistics.median(samples)!r}')
+
+
+def one_per_process(bench, names, rounds, argv=()):
+    """Each contender alone in a fresh ``python -m bench BENCH --alone NAME`` process, as a
+    user's process holds one step (no other contender's arrays shape the heap), in
+    ``rounds`` alternating rounds.  The children inherit ``BENCH_MALLOC`` (default heap if
+    unset).  Returns ``{name: [seconds per step, one per process]}``."""
+    env = dict(os.environ, BENCH_MALLOC=os.environ.get('BENCH_MALLOC', 'default'))
+    if env['BENCH_MALLOC'] == 'both':
+        env['BENCH_MALLOC'] = 'default'
+    out = {name: [] for name in names}
+    for _ in range(rounds):
+        for name in names:
+            text = subprocess.run([sys.executable, '-m', 'bench', bench, '--alone', name, *argv],
+                                  capture_output=True, text=True, check=True, env=env).stdout
+            line = next(line for line in text.splitlines() if line.startswith(ALONE))
+            out[name].append(float(line.split()[-1]))
+    return out
+
+
+def print_alone(results, reference):
+    """The ``one_per_process`` medians, each as a ratio to ``reference``'s (paired by round)."""
+    print(f'one contender per fresh process ({len(results[reference])} alternating rounds):')
+    for name, seconds in results.items():
+        line = f'  {name:14s} {statistics.median(seconds) * 1e3:7.2f} ms/step'
+        if name != reference:
+            ratio = statistics.median(a / b for a, b in zip(seconds, results[reference]))
+            line += f'   {name} / {reference} = {ratio:.2f}x'
+        print(line)

@@ -224,14 +224,16 @@ def static_buffers_step_fn(x, t, weights):
 # =============================================================================
 # Driver
 # =============================================================================
+CONTENDERS = {'dezero_kr': dezero_kr_step_fn, 'static_graph': static_step_fn,
+              'static buffers': static_buffers_step_fn, 'numpy floor': numpy_step_fn,
+              'pytorch': torch_step_fn, 'dezero 0.0.13': dezero_step_fn}
+
+
 def run(iters=10, repeat=15):
     x, t = make_data()
     weights = initial_weights()
     steps, finals = {}, {}
-    for name, make in (('dezero_kr', dezero_kr_step_fn), ('static_graph', static_step_fn),
-                       ('static buffers', static_buffers_step_fn),
-                       ('numpy floor', numpy_step_fn),
-                       ('pytorch', torch_step_fn), ('dezero 0.0.13', dezero_step_fn)):
+    for name, make in CONTENDERS.items():
         step, params = make(x, t, weights)
         if step is not None:
             steps[name], finals[name] = step, params
@@ -262,7 +264,15 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog='python -m bench cnn', description=__doc__.splitlines()[0])
     parser.add_argument('--iters', type=int, default=10, help='steps per timed sample')
     parser.add_argument('--repeat', type=int, default=15, help='timed samples of each')
+    parser.add_argument('--processes', type=int, default=3,
+                        help='rounds of one contender per fresh process (0: none)')
+    parser.add_argument('--alone', choices=list(CONTENDERS)[:4], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.alone:  # a child of --processes: this contender only
+        x, t = make_data()
+        timing.time_alone(args.alone, CONTENDERS[args.alone](x, t, initial_weights())[0],
+                          args.iters, args.repeat)
+        return 0
     samples = run(args.iters, args.repeat)
     print(f'CNN step: conv3x3 {C}->{OC} pad 1 on ({N}, {C}, {H}, {W}) float32, ReLU, max-pool 2, '
           f'linear {FEATURES}->{CLASSES}, softmax CE, backward, SGD; '
@@ -274,6 +284,10 @@ def main(argv=None):
             ratio = statistics.median([b / a for a, b in zip(dz, s)])
             line += f'   {name} / dezero_kr = {ratio:.2f}x'
         print(line)
+    if args.processes:
+        alone = timing.one_per_process('cnn', list(CONTENDERS)[:4], args.processes,
+                                       ['--iters', str(args.iters), '--repeat', str(args.repeat)])
+        timing.print_alone(alone, 'dezero_kr')
     return 0
 
 

@@ -184,7 +184,13 @@ def main(argv=None):
     parser.add_argument('--activation', choices=('sigmoid', 'relu'), default='sigmoid')
     parser.add_argument('--iters', type=int, default=20, help='steps per timed sample')
     parser.add_argument('--repeat', type=int, default=15, help='timed samples of each')
+    parser.add_argument('--processes', type=int, default=3,
+                        help='rounds of one contender per fresh process (0: none)')
+    parser.add_argument('--alone', choices=ALONE, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.alone:  # a child of --processes: this contender only
+        _timing.time_alone(args.alone, alone_step(args.alone, args.activation), args.iters, args.repeat)
+        return 0
     dz, fl, ratio, st, static_ratio, products = run(args.activation, args.iters, args.repeat)
     print(f'MLP {IN}-{HIDDEN}-{OUT}, batch {BATCH}, float32, SGD, {args.activation}, '
           f'OMP/OPENBLAS/MKL threads = {os.environ["OPENBLAS_NUM_THREADS"]}')
@@ -196,7 +202,27 @@ def main(argv=None):
           f'static / dezero_kr = {st / dz:.3f}x (of the medians)')
     print(f'the five BLAS products and the update alone = {products:.3f}x the floor (calls a '
           f'bit-for-bit replay makes too)')
+    if args.processes:
+        alone = _timing.one_per_process('mlp', ALONE, args.processes,
+                                        ['--activation', args.activation, '--iters', str(args.iters),
+                                         '--repeat', str(args.repeat)])
+        _timing.print_alone(alone, 'dezero_kr')
     return 0
+
+
+ALONE = ('dezero_kr', 'static_graph', 'numpy floor')
+
+
+def alone_step(name, activation):
+    """The step of one contender, built as ``run`` builds it."""
+    import dezero_kr
+    x, t = make_data()
+    step, params = dezero_step_fn(x, t, activation)
+    if name == 'static_graph':
+        return dezero_kr.static_graph(step)
+    if name == 'numpy floor':
+        return numpy_step_fn(x, t, activation, params)[0]
+    return step
 
 
 if __name__ == '__main__':

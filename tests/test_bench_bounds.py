@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -59,6 +61,20 @@ def _bench_fails(*args, env):
                           cwd=str(ROOT), timeout=600, env=dict(os.environ, **env))
     assert proc.returncode == 2
     return proc.stdout
+
+
+@pytest.mark.parametrize('bench', ['mlp', 'cnn'])
+def test_each_contender_is_also_timed_alone_in_its_own_process(bench):
+    """A user's process holds one step: the per-process section times each contender in a
+    fresh child (two rounds here) and gives its ratio to eager's, computed from those times."""
+    out = _bench(bench, '--iters', '1', '--repeat', '2', '--processes', '2')
+    section = out[out.index('one contender per fresh process (2 alternating rounds):'):].splitlines()[1:]
+    rows = {line.split()[0]: line for line in section if 'ms/step' in line}
+    assert {'dezero_kr', 'static_graph'} <= set(rows)
+    eager = float(re.search(r'(\d+\.\d+) ms/step', rows['dezero_kr']).group(1))
+    static = float(re.search(r'(\d+\.\d+) ms/step', rows['static_graph']).group(1))
+    assert eager > 0 and static > 0
+    assert 0.05 < _ratio(rows['static_graph'], 'static_graph / dezero_kr') < 20
 
 
 def test_mlp_prints_the_products_and_update_bound():
