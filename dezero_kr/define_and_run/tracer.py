@@ -15,12 +15,9 @@
 
 From the recording it generates Python source (``.code``): one line per
 operation, calling the very ``forward``/``backward`` methods of (copies of)
-the recorded Function objects on the arrays, or, for the small elementwise ops
-on arrays of one shape (``_TEMPLATES``: add, sub, mul, neg, sin, cos, tanh,
-exp, relu), ``Linear``/``Reshape``, layer/RMS norm of x alone, softmax cross
-entropy and multi-head attention, their rules' own NumPy lines written out
-(results and kept statistics as local arrays of the generated function); so
-the replay does the same NumPy calls in the same order as eager and the
+the recorded Function objects on the arrays (no rule is written out again: a
+kernel changed in its class is the one the replay runs); so the replay does
+the same NumPy calls in the same order as eager and the
 numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
 the engine's order), the leaf gradients are stored by the core's own
 ``_store_leaf_grads``, and the host calls are made again.  Later calls with the
@@ -107,7 +104,6 @@ import dis
 import functools
 import inspect
 import keyword
-import math
 import os
 import random
 import sys
@@ -120,13 +116,7 @@ import weakref
 import numpy as np
 
 from dezero_kr import core, cuda, modes, reverse_pass
-from dezero_kr import functions_activation, functions_loss
-from dezero_kr import functions_math as _fm
-from dezero_kr import functions_nn as _fnn
 from dezero_kr import hooks as _hooks
-from dezero_kr import operators as _op
-from dezero_kr import operators_shape as _shape
-from dezero_kr.array_utils import sum_to as _sum_to_array
 from dezero_kr.core import Config, Parameter, Variable, as_array
 from dezero_kr.frames import is_internal, user_line
 from dezero_kr.graph.dot import render_dot
@@ -1566,8 +1556,6 @@ class _Plan:
         if rec.reason is not None:
             raise _Unreplayable(rec.reason)
         self.names = _Names()
-        self.names.ns['_sum_to'], self.names.ns['_mask_grad'] = _sum_to_array, _fm.mask_grad
-        self.names.ns['_one_hot'], self.names.ns['_sum_exp'] = functions_loss.one_hot, functions_activation.sum_exp
         self.fn_name = _identifier(getattr(tracer.fn, '__name__', 'step'))  # a lambda: 'lambda_'
         self.arg_names = _arg_names(tracer.fn, tracer.args, tracer.kwargs)
         self.paths = _param_paths(tracer.layers)
@@ -1588,7 +1576,6 @@ class _Plan:
         self.lazy_initialized = rec.lazy_seen
         self.inplace = []      # (function, attribute) forward changes in place: restored on error
         self.cached = []       # (function, attribute) that forward sets again at every call
-        self.templated = {}    # id(function) -> (name, input names, output name): rule written out
         self.nodes_dot = []
         # Arrays built outside operations and kept as constants (a mask, positions, smoothed
         # labels made by NumPy): the next call traces again and compares them (see StaticGraph).
@@ -1597,11 +1584,6 @@ class _Plan:
         self.own_vars = {}     # id(traced output Variable) -> the plan's Variable
         self.state_reads = {}
         self.funcs = {}        # id(traced Function) -> the plan's copy
-        # A written-out operation's result is a local array of the generated function (no
-        # Variable attribute to store and load again): name -> local.  Its Variable gets the
-        # array only where a called rule reads it (attached: names whose .data is set).
-        self.array_local = {}
-        self.attached = set()
         self.host_values = {}  # id(a host operation's _Traced result) -> its expression
         emit = {'node': self._emit_node, 'clear': self._emit_clear, 'host': self._emit_host,
                 'pass': self._emit_pass}
@@ -1740,39 +1722,9 @@ class _Plan:
         self._forward_lines(node, g, fname, ins, outs, single)
         self.nodes_dot.append((fname, cls, ins, outs))
 
-    def _data(self, name):
-        """The expression of a Variable's array in the generated code: its local, or ``name.data``."""
-        return self.array_local.get(name) or f'{name}.data'
-
-    def _attach(self, names):
-        """A called rule reads these Variables (its inputs): give them their local arrays first."""
-        for n in names:
-            if n in self.array_local and n not in self.attached:
-                self.attached.add(n)
-                self.lines.append(f'{n}.data = {self.array_local[n]}')
-
     def _forward_lines(self, node, g, fname, ins, outs, single):
-        call = f'{fname}.forward({", ".join(self._data(n) for n in ins)})'
+        call = f'{fname}.forward({", ".join(f"{n}.data" for n in ins)})'
         tag = '  # draws random numbers' if node.draws else ''
-        if single and _templatable(node):
-            expr = _TEMPLATES[type(node.f)][0](node, [self._data(n) for n in ins])
-            stats, before, after = None, (), ()
-            if not isinstance(expr, str):  # statistics the backward reads (norms, the loss): named
-                stats = self.names.local(f'{outs[0]}_{_STATS_NAMES[type(node.f)]}', _STATS_SUFFIXES)
-                before, expr, after = [[_fill(line, stats, fname) for line in part]
-                                       for part in (expr[0], [expr[1]], expr[2])]
-                expr = expr[0]
-            self.templated[id(g)] = (fname, ins, outs[0], stats)
-            if not self.keep_buffers:  # (keep_buffers: the Variables keep the arrays between calls)
-                self.array_local[outs[0]] = self.names.local(f'{outs[0]}_data')
-            y = self._data(outs[0])
-            self.lines += before
-            self.lines.append(f'{y} = {expr}  # {type(node.f).__name__}')
-            self.lines += after
-            if type(node.f) is _fm.Linear and len(ins) == 3:
-                self.lines.append(f'{y} += {self._data(ins[2])}')  # in place, as Linear.forward
-            return
-        self._attach(ins)
         if single and node.outputs[0].data.ndim:  # an array (0-d: maybe a NumPy scalar)
             self.lines.append(f'{outs[0]}.data = {call}{tag}')
         elif single:
@@ -1832,7 +1784,7 @@ class _Plan:
             raise _Unreplayable(f'the step keeps {type(layer).__name__}.{attr} with its graph '
                                 f'(call unchain_backward() in the step, as truncated BPTT '
                                 f'does): a replay cannot keep a graph')
-        value = f'Variable({self._data(self.var_name[id(after)])})'
+        value = f'Variable({self.var_name[id(after)]}.data)'
         return _set_attribute(lname, attr, value) + '  # state for the next call'
 
     def _emit_result(self, result):
@@ -1848,8 +1800,7 @@ class _Plan:
             ns['_release'], ns['_cached'] = _release, tuple(self.cached)
             # freed last-made first, as the eager graph is torn down from its output
             ns['_own_vars'] = tuple(v for k, v in ns.items() if isinstance(v, Variable)
-                                    and v.data is None and not isinstance(v, Parameter)
-                                    and (k not in self.array_local or k in self.attached))[::-1]
+                                    and v.data is None and not isinstance(v, Parameter))[::-1]
             self.lines.append('_release(_own_vars, _cached)')
         self.lines.append(f'return {out}')
 
@@ -1928,8 +1879,7 @@ class _Plan:
 
         Gradients are held as arrays (a rule gets its ``gy`` as a Variable around
         the same array): the additions are the engine's ``g.data + gx.data``.
-        Operations with a NumPy template (``_TEMPLATES``) have their rule
-        written out instead of called: the very expressions of the rule.
+        Each rule is the operation's own ``backward``, called on the plan's copy.
         """
         grads = _Grads()
         seeds = [self._seed(root, seed, grads) for root, seed in pass_.seeds]
@@ -1956,7 +1906,7 @@ class _Plan:
             raise _Unreplayable('backward() with a seed gradient other than ones')
         rname = self.var_name[id(root)]
         gname = self.names.local(f'g_{rname}', ('_seed',))
-        self.lines.append(f'{gname}_seed = Variable(np.ones_like({self._data(rname)}))')
+        self.lines.append(f'{gname}_seed = Variable(np.ones_like({rname}.data))')
         self.lines.append(f'{gname} = {gname}_seed.data')
         grads.arrive(root, gname)
         grads.seeds.add(gname)
@@ -1970,39 +1920,17 @@ class _Plan:
                                 f'the step (a graph kept across calls)')
         fname = self.names.by_id[id(g)]
         gy_names, gy_exprs = self._output_grads(f, grads)
-        template = self.templated.get(id(g))
         done = [e for e in gy_names if e not in grads.seeds]
-        if template is not None:
-            results, kept = self._written_grads(f, gxs, gy_names[0], template)
-            done += kept
-        else:
-            gx = self.names.local('gx')
-            self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
-            results = [(i, self._called_grad(f, fname, gx, i, gxi))
-                       for i, gxi in enumerate(gxs) if gxi is not None]
-            done.append(gx)
+        gx = self.names.local('gx')
+        self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
+        results = [(i, self._called_grad(f, fname, gx, i, gxi))
+                   for i, gxi in enumerate(gxs) if gxi is not None]
+        done.append(gx)
         for i, expr in results:
             self._arrive(f.inputs[i], expr, grads)
         if done:  # freed as the engine pops them: peak memory as eager's
             self.lines.append(f'del {", ".join(done)}')
         return fname
-
-    def _written_grads(self, f, gxs, gy, template):
-        """A written-out rule's gradients [(input index, expression)] and the names to free after
-        they arrived; its statements (attention's backward) go to the lines first.  ``@STATS`` and
-        ``@FN`` name what its forward kept."""
-        fname, ins, out, stats = template
-        grads = _TEMPLATES[type(f)][1](f, gy, [self._data(n) for n in ins], self._data(out))
-        statements, kept = (), []
-        if isinstance(grads, tuple):  # (statements, grads, names): freed as the rule's locals are
-            statements, grads, kept = grads
-            kept = [_fill(name, stats, fname) for name in kept]
-        self.lines += [_fill(line, stats, fname) for line in statements]
-        results = [(i, _fill(e, stats, fname)) for i, e in grads
-                   if f.inputs[i].requires_grad or f.inputs[i].creator is not None]
-        if any(gxs[i] is None or gxs[i].data.dtype != f.inputs[i].data.dtype for i, _ in results):
-            raise _Unreplayable(f'{type(f).__name__}: a gradient of another dtype than its input')
-        return results, kept
 
     def _output_grads(self, f, grads):
         """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
@@ -2078,7 +2006,7 @@ class _Plan:
     def _variable_template(self, value, result_vars):
         if id(value) in self.own_vars:
             name = self.var_name[id(value)]
-            result_vars[name] = self._data(name)
+            result_vars[name] = f'{name}.data'
             return ('var', name)
         if id(value) in self.arg_vars:
             return ('arg', self.arg_vars[id(value)])
@@ -2186,207 +2114,6 @@ class _Plan:
                 lines.append(f'{fname} -> {v}')
         lines.append('}')
         return '\n'.join(lines)
-
-
-# NumPy templates: for these operations on arrays of one shape (no broadcasting, so no sum_to)
-# the generated code writes the rule's own expressions instead of calling forward/backward.
-# Each entry: (forward(node, [x0, x1, ...]) -> expression,
-#              backward(f, gy, [x0, ...], y) -> [(input index, expression of its gradient)]),
-# the very NumPy calls of the classes' forward and _slope/backward (operators, functions_math).
-def _templates():
-    fm, op = _fm, _op
-    return {
-        op.Add: (lambda f, x: f'{x[0]} + {x[1]}', lambda f, g, x, y: [(0, g), (1, g)]),
-        op.Sub: (lambda f, x: f'{x[0]} - {x[1]}', lambda f, g, x, y: [(0, g), (1, f'-{g}')]),
-        op.Mul: (lambda f, x: f'{x[0]} * {x[1]}',
-                 lambda f, g, x, y: [(0, f'{g} * {x[1]}'), (1, f'{g} * {x[0]}')]),
-        op.Neg: (lambda f, x: f'-{x[0]}', lambda f, g, x, y: [(0, f'-{g}')]),
-        fm.Sin: (lambda f, x: f'np.sin({x[0]})', lambda f, g, x, y: [(0, f'{g} * np.cos({x[0]})')]),
-        fm.Cos: (lambda f, x: f'np.cos({x[0]})', lambda f, g, x, y: [(0, f'{g} * -np.sin({x[0]})')]),
-        fm.Tanh: (lambda f, x: f'np.tanh({x[0]})', lambda f, g, x, y: [(0, f'{g} * (1 - {y} * {y})')]),
-        fm.Exp: (lambda f, x: f'np.exp({x[0]})', lambda f, g, x, y: [(0, f'{g} * {y}')]),
-        _fnn.ReLU: (lambda n, x: f'np.maximum({x[0]}, 0)',
-                    lambda f, g, x, y: [(0, f'_mask_grad({g}, {x[0]} > 0)')]),
-        # shapes are constants of the plan (its guards fix them)
-        _shape.Reshape: (lambda n, x: f'{x[0]}.reshape({n.f.shape!r})',
-                     lambda f, g, x, y: [(0, f'{g}.reshape({x[0]}.shape)')]),
-        # Linear on (N, I) @ (I, O): y = x @ W (+= b); gx = (g @ W.T).reshape(x.shape),
-        # gW = x.T @ g, gb = sum_to(g, b.shape): functions_math.Linear's lines
-        fm.Linear: (_linear_forward, _linear_grads),
-        # LayerNorm / RMSNorm of x alone over the last axis: functions_norm._Normalize's lines
-        _fnn.LayerNorm: (_norm_forward, _norm_grads),
-        _fnn.RMSNorm: (_norm_forward, _norm_grads),
-        _fnn.SoftmaxCrossEntropy: (_softmax_ce_forward, _softmax_ce_grads),
-        _fnn.MultiHeadAttention: (_attention_forward, _attention_grads),
-    }
-
-
-def _fill(line, stats, fname):
-    """A template line with its placeholders named: ``@STATS`` (what the forward kept), ``@FN``
-    (the plan's copy of the Function, for its attributes: attention's mask)."""
-    return line.replace('@STATS', str(stats)).replace('@FN', fname)
-
-
-_STATS_NAMES = {_fnn.LayerNorm: 'inv_std', _fnn.RMSNorm: 'inv_std', _fnn.SoftmaxCrossEntropy: 'exp_sum',
-                _fnn.MultiHeadAttention: 'p'}
-_STATS_SUFFIXES = ('_xc', '_m', '_z', '_h', '_g', '_gx', '_d', '_ds')  # the templates' @STATS_*
-
-
-def _norm_forward(node, x):
-    """_Normalize._normalize's lines, as (statements, expression of y = xhat).
-
-    ``@STATS`` stands for the name of the kept ``inv_std`` (the plan names it);
-    n and eps are the same Python numbers as there, written with ``repr`` (exact).
-    """
-    f = node.f
-    n = repr(math.prod(node.inputs[0].data.shape[a] for a in f.axes))
-    axes, x0 = repr(f.axes), x[0]
-    statements = []
-    if f.center:  # xc = x - mu, mu = x.sum(axes) / n
-        statements.append(f'@STATS_xc = {x0} - {x0}.sum(axis={axes}, keepdims=True) / {n}')
-        x0 = '@STATS_xc'
-    statements.append(f'@STATS = 1 / np.sqrt(({x0} * {x0}).sum(axis={axes}, keepdims=True) / {n} '
-                      f'+ {f.eps!r})')
-    return statements, f'{x0} * @STATS', [f'del {x0}'] if f.center else []  # xc freed, as eager
-
-
-def _softmax_ce_forward(node, x):
-    """SoftmaxCrossEntropy.forward's lines (x (N, C) float32/64): the loss by log-sum-exp;
-    ``@STATS`` is the kept sum of exponentials s (N, 1), ``@STATS_m`` the kept row max m."""
-    n = f'{x[0]}.shape[0]'  # read, not written: one source for every batch size
-    before = [f'@STATS_m = {x[0]}.max(axis=1, keepdims=True)', f'@STATS_z = {x[0]} - @STATS_m',
-              '@STATS = np.exp(@STATS_z).sum(axis=1, keepdims=True)']
-    loss = f'as_array(-(@STATS_z[np.arange({n}), {x[1]}] - np.log(@STATS)[:, 0]).sum() / {n})'
-    return before, loss, ['del @STATS_z']
-
-
-def _softmax_ce_grads(f, g, x, y):
-    """SoftmaxCrossEntropy.backward: gx = (exp(x - m) / s - onehot(t)) (gy (1 / N)) (its _slope)."""
-    c, dtype = f.inputs[0].data.shape[1], f.inputs[0].data.dtype.name
-    return [(0, f'(np.exp({x[0]} - @STATS_m) / @STATS - _one_hot({x[1]}, {c}, np.{dtype}, np)) '
-                f'* ({g} * (1 / {x[0]}.shape[0]))')]
-
-
-def _heads(a, f):
-    """functions_attention._split_heads of a (B, T, 3C) array: q, k, v = [0], [1], [2] of the view."""
-    c3 = f.inputs[0].data.shape[2]
-    return f'{a}.reshape({a}.shape[:2] + (3, {f.n_head}, {c3 // (3 * f.n_head)})).transpose((2, 0, 3, 1, 4))'
-
-
-def _attention_forward(node, x):
-    """MultiHeadAttention.forward's lines (functions_attention._attend and the head split and merge);
-    ``@STATS`` is the kept P (B, H, T, T)."""
-    f = node.f
-    masked = [] if f.hidden is None else ['np.copyto(@STATS, -np.inf, where=@FN.hidden)']
-    before = [f'@STATS_h = {_heads(x[0], f)}',
-              '@STATS = @STATS_h[0] @ @STATS_h[1].transpose((0, 1, 3, 2))',
-              f'@STATS *= {f.scale!r}'] + masked + [
-              '@STATS_m = @STATS.max(axis=-1, keepdims=True)',
-              '@STATS_m[~np.isfinite(@STATS_m)] = 0  # an all-hidden row',
-              '@STATS -= @STATS_m', 'np.exp(@STATS, out=@STATS)', '@STATS /= _sum_exp(@STATS, -1)']
-    c = f.inputs[0].data.shape[2] // 3
-    y = f'(@STATS @ @STATS_h[2]).transpose((0, 2, 1, 3)).reshape({x[0]}.shape[:2] + ({c},))'
-    return before, y, ['del @STATS_h, @STATS_m']
-
-
-def _attention_grads(f, g, x, y):
-    """MultiHeadAttention.backward: functions_attention._attention_vjp_packed's lines (dq, dk, dv
-    multiplied into the column blocks of one (B, T, 3C) array)."""
-    d = f.inputs[0].data.shape[2] // (3 * f.n_head)
-    statements = [
-        f'@STATS_h = {_heads(x[0], f)}',
-        f'@STATS_g = {g}.reshape({g}.shape[:2] + ({f.n_head}, {d})).transpose((0, 2, 1, 3))',
-        f'@STATS_gx = np.empty({g}.shape[:2] + (3 * {g}.shape[2],), dtype=np.result_type({g}, @STATS))',
-        f'@STATS_d = {_heads("@STATS_gx", f)}',
-        '@STATS_ds = @STATS_g @ @STATS_h[2].transpose((0, 1, 3, 2))',
-        '@STATS_ds -= (@STATS_ds * @STATS).sum(axis=-1, keepdims=True)',
-        '@STATS_ds *= @STATS', f'@STATS_ds *= {f.scale!r}',
-        'np.matmul(@STATS_ds, @STATS_h[1], out=@STATS_d[0])',
-        'np.matmul(@STATS_ds.transpose((0, 1, 3, 2)), @STATS_h[0], out=@STATS_d[1])',
-        'np.matmul(@STATS.transpose((0, 1, 3, 2)), @STATS_g, out=@STATS_d[2])',
-        'del @STATS_h, @STATS_g, @STATS_d, @STATS_ds']
-    return statements, [(0, '@STATS_gx')], ['@STATS_gx']
-
-
-def _norm_grads(f, g, x, y):
-    """_Normalize.backward without gamma (xhat is y): gx = (g - proj) * inv_std, with
-    proj = xhat mean(g xhat) (+ mean(g) when centred), as _dxhat_to_dx writes it."""
-    c, axes = repr(1 / (f.inputs[0].data.size // f.inv_std.size)), repr(f.axes)
-    proj = f'{y} * (({g} * {y}).sum(axis={axes}, keepdims=True) * {c})'
-    if f.center:
-        proj = f'({proj} + {g}.sum(axis={axes}, keepdims=True) * {c})'
-    return [(0, f'({g} - {proj}) * @STATS')]
-
-
-# Batch shapes are read from the arrays (``x.shape[:-1]``), not written as literals: the plans
-# of two batch shapes then have the same source, compiled once (``_compiled``; microgpt traces
-# one plan per sequence length).
-def _linear_forward(node, x):
-    """Linear.forward's product; (..., I) inputs as one (N, I) @ (I, O) product, as there."""
-    shape, out = node.inputs[0].data.shape, node.inputs[1].data.shape[-1]
-    if len(shape) == 2:
-        return f'{x[0]} @ {x[1]}'
-    return f'({x[0]}.reshape(-1, {shape[-1]}) @ {x[1]}).reshape({x[0]}.shape[:-1] + ({out},))'
-
-
-def _linear_grads(f, g, x, y):
-    """Linear.backward's lines: batch axes flattened, gx = g @ W.T, gW = x.T @ g, gb = sum_to(g)."""
-    shape, out = f.inputs[0].data.shape, f.inputs[1].data.shape[-1]
-    a = x[0]
-    if len(shape) != 2:
-        g, a = f'{g}.reshape(-1, {out})', f'{a}.reshape(-1, {shape[-1]})'
-    grads = [(0, f'({g} @ {x[1]}.T).reshape({x[0]}.shape)'), (1, f'{a}.T @ {g}')]
-    if len(x) == 3:
-        grads.append((2, f'_sum_to({g}, {f.inputs[2].data.shape!r})'))
-    return grads
-
-
-_TEMPLATES = _templates()
-
-
-def _templatable(node):
-    """An operation whose rule the plan writes out: a template class (exactly) on NumPy arrays,
-    not 0-d (0-d results are NumPy scalars: kept as calls), and for the elementwise ones all
-    of one shape and dtype (no broadcasting: no sum_to in their rules)."""
-    cls = type(node.f)
-    if cls not in _TEMPLATES:
-        return False
-    arrays = [x.data for x in node.inputs] + [y.data for y in node.outputs]
-    if cls is _fnn.SoftmaxCrossEntropy:  # a 0-d loss (as_array in its line); x float32/64
-        return _softmax_ce_templatable(arrays)
-    if cls is _fnn.MultiHeadAttention:
-        return _attention_templatable(node.f, arrays)
-    if not all(isinstance(a, np.ndarray) and a.ndim for a in arrays):
-        return False
-    if cls is _fm.Linear:  # x (..., I), W (I, O), b (O,) of one dtype (else its rule rounds: called)
-        return arrays[1].ndim == 2 and (len(node.inputs) == 2 or arrays[2].ndim == 1) and all(
-            a.dtype == arrays[0].dtype for a in arrays)
-    if cls is _shape.Reshape:
-        return True
-    if cls in (_fnn.LayerNorm, _fnn.RMSNorm):  # x alone, float32/64 (float16 is widened there)
-        return len(arrays) == 2 and _norm_templatable(node.f, arrays)
-    first = arrays[0]
-    return all(a.shape == first.shape and a.dtype == first.dtype for a in arrays)
-
-
-def _softmax_ce_templatable(arrays):
-    x, t, y = arrays
-    return (all(isinstance(a, np.ndarray) for a in arrays) and x.ndim == 2 and t.ndim == 1
-            and x.dtype.char in 'fd' and y.dtype == x.dtype and t.dtype.kind in 'iu')
-
-
-def _attention_templatable(f, arrays):
-    """qkv (B, T, 3C) float32/64 -> y of its dtype; a float scale, a boolean mask or None."""
-    x, y = arrays
-    hidden = f.hidden
-    return (x.ndim == 3 and x.dtype.char in 'fd' and y.dtype == x.dtype and type(f.scale) is float
-            and (hidden is None or isinstance(hidden, np.ndarray) and hidden.dtype == bool))
-
-
-def _norm_templatable(f, arrays):
-    x, y = arrays
-    return (f.axes == (-1,) and type(f.eps) is float and x.dtype == y.dtype
-            and x.dtype.char in 'fd' and isinstance(f.inv_std, np.ndarray))
 
 
 def _release(variables, cached):
