@@ -16,10 +16,13 @@ from dezero_kr import core, modes, reverse_pass
 from dezero_kr import hooks as _hooks
 from dezero_kr.core import Config, Parameter, Variable
 from dezero_kr.define_and_run.shared import MISSING, Unreplayable
-from dezero_kr.define_and_run.traced_arrays import Traced, host_leaves, rebuilt, traced_base, untraced
+from dezero_kr.define_and_run.traced_arrays import (
+    Traced, host_leaves, rebuilt, traced_base, untraced)
 from dezero_kr.define_and_run.recording import arrays_in, copy_function, init_names, slot_names
-from dezero_kr.define_and_run.guards import arg_names, param_paths, read_value, same_items, same_value, state_slots, value_guards
-from dezero_kr.define_and_run.naming import Names, attribute_source, compiled, identifier, set_attribute_source
+from dezero_kr.define_and_run.guards import (
+    arg_names, param_paths, read_value, same_items, same_value, state_slots, value_guards)
+from dezero_kr.define_and_run.naming import (
+    Names, attribute_source, compiled, identifier, set_attribute_source)
 
 
 # =============================================================================
@@ -418,7 +421,7 @@ class Plan:
         return f'{rname}: {gname}_seed'
 
     def _backward_step(self, f, gxs, grads):
-        """One node's backward: its rule (called, or written out) and the arrival of each gradient."""
+        """One node's backward: its own rule, called, and the arrival of each gradient."""
         g = self.funcs.get(id(f))
         if g is None:
             raise Unreplayable(f'backward reached {type(f).__name__}, an operation made before '
@@ -632,7 +635,7 @@ def _release(variables, cached):
 
 
 class _Grads:
-    """The running gradients of one written-out backward pass: local names in arrival order."""
+    """The running gradients of one generated backward pass: local names in arrival order."""
 
     def __init__(self):
         self.name = {}    # id(traced Variable) -> local name of its gradient array

@@ -17,13 +17,14 @@ From the recording it generates Python source (``.code``): one line per
 operation, calling the very ``forward``/``backward`` methods of (copies of)
 the recorded Function objects on the arrays (no rule is written out again: a
 kernel changed in its class is the one the replay runs); so the replay does
-the same NumPy calls in the same order as eager and the
-numbers are the same bit for bit.  The gradient accumulation of ``core.backprop`` is written out (in
-the engine's order), the leaf gradients are stored by the core's own
-``_store_leaf_grads``, and the host calls are made again.  Later calls with the
-same signature run that code: no graph is built, no heap is walked.  A call
-frees its arrays when it returns, as an eager step (``keep_buffers=True``
-keeps them until the next call replaces each one: its buffers).
+the same NumPy calls in the same order as eager and the numbers are the same
+bit for bit. The gradient accumulation of the engine's reverse pass is written
+out (in the engine's order), the leaf gradients are stored by the engine's own
+``reverse_pass.store_leaf_grads``, and the host calls are made again. Later
+calls with the same signature run that code: no graph is built, no heap is
+walked. A call frees its arrays when it returns, as an eager step
+(``keep_buffers=True`` keeps them until the next call replaces each one: its
+buffers).
 
 What the signature and the guards cover (otherwise the step is traced again):
 argument shapes, dtypes, strides and types (Python scalars by value, bit for

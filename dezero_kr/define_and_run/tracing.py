@@ -17,7 +17,8 @@ from dezero_kr.define_and_run.shared import Unreplayable
 from dezero_kr.define_and_run.traced_arrays import Traced, current_trace, untraced, untraced_result
 from dezero_kr.define_and_run.random_state import rng_fingerprint
 from dezero_kr.define_and_run.recording import Recorder, arrays_in, slot_names
-from dezero_kr.define_and_run.guards import arg_names, layers_of, optimizers_of, param_paths, read_value, state_slots, value_sources
+from dezero_kr.define_and_run.guards import (
+    arg_names, layers_of, optimizers_of, param_paths, read_value, state_slots, value_sources)
 from dezero_kr.define_and_run.plan import Eager, Plan
 
 
