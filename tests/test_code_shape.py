@@ -5,6 +5,7 @@ The numbers come from ``tools/code_report.py`` (run it to see the table).
 import ast
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -223,3 +224,19 @@ def test_a_tool_imports_no_model_module(tool):
     for path in (ROOT / 'dezero_kr' / tool).rglob('*.py'):
         imported = _module_imports(path)
         assert [m for m in imported if m.endswith(('transformer', 'models'))] == [], path
+
+
+def test_define_and_run_is_split_by_mechanism_in_its_documented_one_way_order():
+    """Issue 32: each module of ``define_and_run`` at most 800 lines; the front door's table
+    lists them all in import order, and a module imports only those listed before it."""
+    package = ROOT / 'dezero_kr' / 'define_and_run'
+    doc = ast.get_docstring(ast.parse((package / '__init__.py').read_text(encoding='utf-8')))
+    files = {p.stem for p in package.glob('*.py')} - {'__init__'}
+    order = [m for m in re.findall(r'^``(\w+)``\s', doc, re.M) if m in files]
+    assert sorted(order) == sorted(files) and len(order) == len(set(order)), (order, files)
+    for i, name in enumerate(order):
+        path = package / f'{name}.py'
+        assert path.read_text(encoding='utf-8').count('\n') <= 800, name
+        inside = {m.rpartition('.')[2] for m in _module_imports(path)
+                  if m.startswith('dezero_kr.define_and_run.')}
+        assert inside <= set(order[:i]), (name, sorted(inside - set(order[:i])))
