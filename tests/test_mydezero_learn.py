@@ -130,8 +130,24 @@ def test_a_changed_piece_keeps_the_old_code_under_a_comment_and_raise():
     assert '# 40단계: 이 부품을 고치세요.\n        # (브로드캐스트: ' in text
 
 
+def test_im2col_is_written_at_step_56_and_57_adds_conv_and_pooling_on_it():
+    at56 = mydezero_at.blank_pieces(56)
+    assert at56['functions_conv.py'] == [
+        'Im2col.__init__', 'Im2col.forward', 'Im2col.backward', 'im2col', 'Col2im.__init__',
+        'Col2im.forward', 'Col2im.backward', 'col2im', 'im2col_array', 'col2im_array']
+    at57 = mydezero_at.blank_pieces(57)['functions_conv.py']
+    assert 'Conv2d.forward' in at57 and 'Pooling.forward' in at57
+    assert not any('im2col' in q.lower() or 'col2im' in q.lower() for q in at57)
+    # step 56's package has the file, re-exported as F.im2col; no conv2d yet
+    files = mydezero_at.package_at(56)
+    assert 'def im2col_array(' in files['functions_conv.py']
+    assert 'conv2d' not in files['functions_conv.py']
+    assert 'from mydezero.functions_conv import im2col\n' in files['functions.py']
+    assert 'import mydezero.functions_conv\n' in files['__init__.py']
+
+
 def test_steps_without_pieces_say_so_and_check_only_the_script(tmp_path):
-    assert 24 not in WITH_PIECES and 56 not in WITH_PIECES
+    assert 24 not in WITH_PIECES and 56 in WITH_PIECES
     done = _tool(24, tmp_path, '--blank')
     assert done.returncode == 0 and '24단계에는 패키지에 더할 부품이 없다' in done.stdout
 
@@ -153,8 +169,9 @@ MISTAKES = [
     (54, 'functions.py', '    else:\n        return x\n',
      '    else:\n        return x * (1.0 - dropout_ratio)\n',
      'test_mode 안의 dropout(x, 0.3) (평가 때는 x 그대로)', '최대 절대 차이'),
-    (57, 'functions_conv.py', '= img[:, :, j:j_lim:SH, i:i_lim:SW]',
-     '= img[:, :, j:j + OH, i:i + OW]', 'im2col(x, 3, stride=2, pad=1): 값 (dezero_kr와 비교)',
+    (56, 'functions_conv.py', '= img[:, :, j:j_lim:SH, i:i_lim:SW]',
+     '= img[:, :, j:j + OH, i:i + OW]',
+     'im2col_array(x (2, 3, 7, 7), 3, stride=2, pad=1, to_matrix=True) (dezero_kr와 비교)',
      '최대 절대 차이'),
 ]
 
