@@ -360,12 +360,15 @@ class Col2im(Function):
 
 
 def col2im(x, input_shape, kernel_size, stride=1, pad=0, to_matrix=True):
+    """col (im2col의 출력 모양) -> (input_shape). 역전파는 im2col."""
     return Col2im(input_shape, kernel_size, stride, pad, to_matrix)(x)
 
 
 def im2col_array(img, kernel_size, stride, pad, to_matrix=True):
-    """배열 버전 (56단계와 같은 생각): 커널의 칸 (j, i)마다 그 칸이 보는 픽셀을
-    한 번에 자른다."""
+    """img (N, C, H, W) -> col (N*OH*OW, C*KH*KW) (to_matrix=False이면
+    (N, C, KH, KW, OH, OW)). 커널의 칸 (j, i)마다 그 칸이 모든 출력 위치에서
+    보는 픽셀을 슬라이스 하나로 자른다:
+    img[:, :, j:j+SH*OH:SH, i:i+SW*OW:SW]."""
     xp = cuda.get_array_module(img)
 
     N, C, H, W = img.shape
@@ -393,8 +396,8 @@ def im2col_array(img, kernel_size, stride, pad, to_matrix=True):
 
 
 def col2im_array(col, img_shape, kernel_size, stride, pad, to_matrix=True):
-    """im2col_array의 반대: 창의 값을 제자리에 더한다 (겹친 픽셀에는 여러 창의
-    값이 쌓인다)."""
+    """im2col_array의 반대(전치): col -> img (img_shape). 창의 값을 제자리에
+    더한다 (겹친 픽셀에는 여러 창의 값이 쌓인다)."""
     xp = cuda.get_array_module(col)
 
     N, C, H, W = img_shape
