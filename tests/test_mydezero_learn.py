@@ -228,12 +228,17 @@ MISTAKES = [
      '= img[:, :, j:j + OH, i:i + OW]',
      'im2col_array(x (2, 3, 7, 7), 3, stride=2, pad=1, to_matrix=True) (dezero_kr와 비교)',
      '최대 절대 차이'),
+    (56, 'functions_conv.py', 'img[:, :, j:j_lim:SH, i:i_lim:SW] += col',
+     'img[:, :, j:j_lim:SH, i:i_lim:SW] = col',
+     'col2im_array(c, x (2, 3, 7, 7), 3, stride=2, pad=1, to_matrix=True) (dezero_kr와 비교)',
+     '최대 절대 차이'),
 ]
 
 
 @pytest.mark.parametrize('n, name, right, wrong, label, how', MISTAKES,
                          ids=['forgets-gy', 'sum_to-keepdims', 'transpose-axes',
-                              'adam-bias-correction', 'dropout-test-scale', 'im2col-stride'])
+                              'adam-bias-correction', 'dropout-test-scale', 'im2col-stride',
+                              'col2im-overwrites-overlaps'])
 def test_a_classic_mistake_fails_with_the_case_and_the_difference(n, name, right, wrong, label,
                                                                   how, tmp_path):
     mydezero_at.write_package(n, str(tmp_path))
