@@ -13,10 +13,11 @@ where code is (a cell has another file name): it is stored as ``<파일>:<줄>``
 
 Each step is a chapter: before its code, a cell ``%reset -f`` forgets every name
 the previous steps made, so a step can use nothing from another (as the scripts
-never import each other).  The first code cell finds the repository's ``steps/``
-folder (upwards from the current folder), puts it on ``sys.path`` and sets
-``DEZERO_KR_FAST=1``; the first markdown cell says how to get the repository
-(``git clone``, ``pip install -e .``, also on Colab).
+never import each other).  The first code cell finds the repository's root (the
+folder with ``steps/``: the current folder or one above it, or a folder right below
+it, where Colab unpacks an uploaded zip), puts its ``steps/`` on ``sys.path`` and
+sets ``DEZERO_KR_FAST=1``; the first markdown cell says to open the notebook from
+the repository's folder (no public address exists to clone from), also on Colab.
 
     python docs/make_notebooks.py            # write docs/tutorial/notebooks/*.ipynb
     python docs/make_notebooks.py --check    # exit 1 if a committed notebook differs
@@ -58,17 +59,19 @@ INTRO = '''\
 (`DEZERO_KR_FAST=1`: 학습하는 단계의 반복 횟수를 줄임)으로 실행한 결과이고, 저장소에 기록된 각 단계의
 출력과 같습니다. 그림을 그리는 단계는 그림 파일을 현재 폴더에 쓰고, 그 알림은 여기에 싣지 않았습니다.
 
-**저장소 받기.** 노트북의 코드는 저장소의 `steps/` 폴더(23단계부터 직접 만드는 패키지
-`steps/mydezero/`와 도우미 `_common.py`)와 기준 패키지 `dezero_kr`를 씁니다.
+**저장소 폴더에서 엽니다.** 노트북의 코드는 저장소의 `steps/` 폴더(23단계부터 직접 만드는 패키지
+`steps/mydezero/`와 도우미 `_common.py`)와 기준 패키지 `dezero_kr`를 씁니다. 그래서 이 노트북은 받아 둔
+저장소 폴더(사본이나 압축을 푼 폴더) 안에서 엽니다. 아래 준비 칸이 현재 폴더와 그 위의 폴더들, 그리고 현재
+폴더 바로 아래의 폴더들에서 `steps/`가 있는 저장소의 루트를 찾습니다(설치하지 않아도 저장소의
+`dezero_kr`를 씁니다).
 
-* 내 컴퓨터: 저장소를 받아(`git clone 저장소_주소`) 그 루트에서 `pip install -e .`를 한 번 하고, 이 파일을
-  Jupyter로 엽니다(`pip install notebook` 뒤 `jupyter notebook docs/tutorial/notebooks/{name}.ipynb`).
-* Colab: 맨 위에 코드 칸을 하나 더 만들어 다음을 먼저 실행합니다.
+* 내 컴퓨터: 저장소의 루트에서 `pip install -e .`와 `pip install notebook`을 한 번 하고,
+  `jupyter notebook docs/tutorial/notebooks/{name}.ipynb`로 엽니다.
+* Colab: 저장소 폴더를 압축한 zip 파일을 왼쪽 "파일" 창에 올린 뒤, 맨 위에 코드 칸을 하나 더 만들어
+  다음을 먼저 실행합니다(올린 zip을 현재 폴더에 풉니다).
 
   ```
-  !git clone 저장소_주소 dezero_kr
-  %cd dezero_kr
-  !pip install -e .
+  !for f in *.zip; do unzip -q -o "$f"; done
   ```
 
 **차례.** 단계마다 설명(마크다운), 코드, 실행 결과가 이어집니다. 각 단계는 한 장(章)이라서 다른 단계의
@@ -83,9 +86,13 @@ import pathlib
 import sys
 
 here = pathlib.Path.cwd().resolve()
+# 저장소의 루트: 현재 폴더나 그 위 (Jupyter는 노트북이 있는 폴더에서 시작한다)
 found = [p for p in (here, *here.parents) if (p / 'steps' / 'step01.py').is_file()]
+if not found:  # Colab: 올린 zip을 푼 폴더가 현재 폴더 바로 아래에 있다
+    found = sorted(p for p in here.iterdir() if (p / 'steps' / 'step01.py').is_file())
 if not found:
-    raise RuntimeError('steps/ 폴더를 찾지 못했습니다: 첫 칸의 "저장소 받기"를 먼저 하세요.')
+    raise RuntimeError(f'{here}에서 저장소(steps/ 폴더)를 찾지 못했습니다: 저장소 폴더 안에서 '
+                       '노트북을 여세요 (첫 칸의 "저장소 폴더에서 엽니다").')
 sys.path.insert(0, str(found[0] / 'steps'))
 sys.path.append(str(found[0]))  # 설치하지 않았어도(pip install -e . 전이라도) 저장소의 dezero_kr를 찾도록
 os.environ['DEZERO_KR_FAST'] = '1'  # 빠른 설정 (기록된 출력과 같은 숫자). 책과 같은 설정은 '0'

@@ -33,6 +33,7 @@ sys.path.insert(0, str(HERE))  # exercises/와 01~22단계의 모듈
 sys.path.append(str(HERE.parent))  # 설치하지 않았어도 저장소의 dezero_kr를 찾도록
 
 import exercises  # noqa: E402  (위의 경로가 있어야 가져올 수 있다)
+import mydezero_at  # noqa: E402  (부품이 없는 단계의 안내)
 
 
 def _seconds(text):
@@ -101,6 +102,15 @@ def _listing():
     return ''.join(line + '\n' for line in lines)
 
 
+def _script_only(n):
+    """부품이 없는 N단계의 안내: 무엇을 쓰는 단계인지, 무엇을 확인하는지."""
+    what = mydezero_at.SCRIPT_ONLY.get(n, '')
+    return (f'{n}단계에는 패키지에 더한 부품이 없습니다 (확인할 빈칸이 없습니다). 이 단계에서 '
+            f'직접 쓰는 것은\n단계 스크립트 steps/step{n:02d}.py입니다'
+            + (f': {what}.' if what else '.')
+            + f'\n그 스크립트를 내 패키지로 돌려 정답 출력과 비교합니다.')
+
+
 def _package(args):
     """package N 폴더: 부품 확인(자식 프로세스), 그다음 단계 스크립트의 출력."""
     n, folder = args.answer, args.folder
@@ -120,7 +130,7 @@ def _package(args):
             ok, message = exercises.run(f'package.{int(n)}', path=folder,
                                         timeout=args.timeout)
         else:
-            ok, message = True, f'{int(n)}단계에는 패키지에 더한 부품이 없습니다: 단계 스크립트의 출력만 봅니다.'
+            ok, message = True, _script_only(int(n))
         if ok:
             ok, said = golden.run_step_on(int(n), folder, args.timeout * 10)
             message += '\n' + ('' if ok else '실패: ') + said

@@ -126,6 +126,34 @@ def blank_pieces(n):
     return found
 
 
+# 패키지에 더할 부품이 없는 단계 -> 그 단계에서 학습자가 직접 쓰는 것 (단계 스크립트).
+# 책의 그 장도 dezero 패키지에 코드를 더하지 않는다(24, 25, 27~29, 33, 36단계는 스크립트만,
+# 31단계는 이론, 37단계는 텐서를 넣어 보기만). 32단계의 고차 미분 코어와 34단계의 sin/cos는
+# 30~31단계의 스크립트가 이미 쓰므로 30단계에 있다(docs/tutorial/mydezero.md).
+SCRIPT_ONLY = {
+    24: 'sphere, matyas, goldstein을 연산자만으로 적고 y.backward()로 미분한다',
+    25: 'DOT 언어로 계산 그래프를 손으로 적는다 (패키지는 쓰지 않는다)',
+    27: '테일러 급수로 sin을 적은 my_sin과 그 미분',
+    28: '로젠브록 함수를 경사 하강법으로 최소화하는 반복',
+    29: '2차 미분을 손으로 적은 뉴턴 방법',
+    31: '30단계에 만든 역전파 엔진의 create_graph를 읽고 기울기의 그래프를 살핀다',
+    32: '30단계의 core와 functions로 n차 미분을 구하는 derivatives',
+    33: '2차 미분까지 backward로 구하는 뉴턴 방법',
+    34: 'F.sin의 n차 미분을 점 200개의 벡터 하나로 한꺼번에',
+    36: '기울기가 들어간 식을 다시 미분한다 (double backprop, 헤세 행렬과 벡터의 곱)',
+    37: '텐서(배열)를 넣어 원소별 계산과 기울기의 모양을 본다',
+}
+
+
+def script_only_note(n):
+    """패키지에 부품을 더하지 않는 N단계의 안내 (한국어 두 줄). 그런 단계가 아니면 None."""
+    if n not in SCRIPT_ONLY:
+        return None
+    return (f'{n}단계에는 패키지(mydezero)에 더할 부품이 없다: 빈칸이 없고, 패키지는 '
+            f'{n - 1}단계 그대로다.\n'
+            f'이 단계에서 직접 쓰는 것은 단계 스크립트 steps/step{n:02d}.py다: {SCRIPT_ONLY[n]}.')
+
+
 MARK_FILE = '.mydezero_at'  # 이 도구가 쓴 폴더의 표시: 단계와 파일마다 sha256
 
 
@@ -457,8 +485,17 @@ def docs_page():
            'python steps/mydezero_at.py 42 ~/my --blank --keep',
            '```',
            '',
-           '아래 "단계마다 더해지는 것"의 각 단계에 채울 부품(빈칸)을 적어 두었다. 표가 없는 단계(24, 25 ...)는',
-           '패키지에 더할 것이 없고, 확인은 단계 스크립트의 출력만 본다.',
+           '아래 "단계마다 더해지는 것"의 각 단계에 채울 부품(빈칸)을 적어 두었다. 그 목록에 없는 단계는',
+           '패키지에 더할 것이 없다: 그 단계에서 직접 쓰는 것은 단계 스크립트이고, `--blank`는 빈칸 없이',
+           '앞 단계의 패키지를 그대로 쓰며, `check.py package N`은 그 스크립트를 내 패키지로 돌려 정답',
+           '출력과 비교한다.',
+           '',
+           '| 단계 | 스크립트에서 직접 쓰는 것 |',
+           '|---|---|',
+           *[f'| {n} | {what} |' for n, what in SCRIPT_ONLY.items()],
+           '',
+           '책의 그 장들도 dezero 패키지에 코드를 더하지 않는다. 책이 32단계에 쓰는 고차 미분 코어(`core.py`)와',
+           '34단계의 `Sin`, `Cos`는 30~31단계의 스크립트가 이미 쓰므로 여기서는 30단계에 만든다.',
            '',
            '## DeZero와 다른 점',
            '',
@@ -547,8 +584,12 @@ def _extract(argv):
             print(f'{FIRST}단계는 처음이다: --keep 없이 --blank로 시작한다.', file=sys.stderr)
             return 2
         done = keep_package(n, args[1])
-        said = ', '.join(f'{k} ({v})' for k, v in done.items()) or '더할 것이 없다'
-        print(f'{n}단계의 빈칸을 더했다: {os.path.join(args[1], "mydezero")} ({said})')
+        where = os.path.join(args[1], "mydezero")
+        if done:
+            said = ', '.join(f'{k} ({v})' for k, v in done.items())
+            print(f'{n}단계의 빈칸을 더했다: {where} ({said})')
+        else:
+            print(f'{n}단계: {where}의 파일은 그대로 두었다 (표시만 {n}단계로 바꿨다).')
     else:
         blank = '--blank' in flags
         target = write_package(n, args[1], '--force' in flags, blank)
@@ -563,7 +604,9 @@ def _extract(argv):
 def _print_todo(n):
     todo = blank_pieces(n)
     if not todo:
-        print(f'{n}단계에는 패키지에 더할 부품이 없다. 확인: python steps/check.py package {n} 폴더')
+        print(script_only_note(n) or f'{n}단계에는 패키지에 더할 부품이 없다.')
+        print(f'확인: python steps/check.py package {n} 폴더 (그 스크립트를 내 패키지로 돌려 '
+              '정답 출력과 비교한다)')
         return
     print(f'{n}단계에 채울 부품 (NotImplementedError):')
     for name, names in todo.items():

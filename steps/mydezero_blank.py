@@ -133,6 +133,10 @@ MATH_DOCS = {
     'ReLU.backward': 'y = max(x, 0): dL/dx = gy * (x > 0).',
     'MatMul.forward': 'x (N, D) @ W (D, H) -> (N, H).',
     'Sum.forward': 'x.sum(axis, keepdims). 역전파를 위해 x의 모양을 적어 둔다.',
+    'Im2col.forward': 'x (N, C, H, W) -> im2col_array(x, ...). 역전파를 위해 x의 모양을 적어 둔다.',
+    'Im2col.backward': 'im2col은 선형이다: dL/dx = col2im(gy, x의 모양, ...) (im2col의 전치).',
+    'Col2im.forward': 'col -> col2im_array(col, input_shape, ...) (input_shape의 배열).',
+    'Col2im.backward': 'col2im은 선형이다: dL/dcol = im2col(gy, ...) (col2im의 전치).',
 }
 
 

@@ -12,7 +12,13 @@ im2col과 col2im을 이 단계에서 직접 만든다. 커널 칸 (i, j)마다 �
 보는 픽셀을 슬라이스 하나로 꺼낸다: img[:, :, i : i + S*OH : S, j : j + S*OW : S]. 반복은 K x K번뿐이고
 나머지는 NumPy가 한다. col2im은 같은 슬라이스에 "더한다"(+=). 둘을 dezero_kr.functions_conv의
 im2col_array, col2im_array와 비교하고, col2im이 im2col의 전치(adjoint)인지
-<im2col(x), c> == <x, col2im(c)> 로 확인한다. (학습자판은 정사각형 커널만 받는다.)
+<im2col(x), c> == <x, col2im(c)> 로 확인한다. (여기의 두 함수는 정사각형 커널만 받는다.)
+
+패키지에는 같은 생각을 일반화해 mydezero/functions_conv.py(이 단계의 새 파일)에 직접 만든다:
+직사각형 커널과 (SH, SW) 스트라이드, 모양 (N, C, KH, KW, OH, OW)을 그대로 돌려주는 to_matrix=False를
+받는 im2col_array, col2im_array와, 미분할 수 있는 Function판 im2col, col2im(서로가 서로의
+역전파: F.im2col로도 쓴다). 57단계의 conv2d와 pooling이 이것으로 창을 펼친다. 스크립트는 위의
+다섯 가지 설정에서 패키지의 im2col_array, col2im_array도 같은 값을 내는지 함께 본다.
 
 대가는 메모리다: 창이 겹치면 같은 픽셀이 col에 여러 번 복사된다(K x K 커널, 스트라이드 1이면
 약 K^2배). im2col의 역전파는 col2im으로, 펼친 창들을 원래 자리에 "더해" 되돌린다. 여러 창에
@@ -30,6 +36,7 @@ im2col_array, col2im_array와 비교하고, col2im이 im2col의 전치(adjoint)�
 import numpy as np
 
 from dezero_kr.functions_conv import col2im_array, im2col_array  # 기준 패키지
+import mydezero.functions_conv as FC
 from mydezero.utils import get_conv_outsize
 
 from _common import save_figure
@@ -69,8 +76,8 @@ def col2im(col, x_shape, kernel_size, stride=1, pad=0):
 
 
 def check_against_package():
-    """im2col, col2im == im2col_array, col2im_array; <im2col(x), c> == <x, col2im(c)>.
-    """
+    """im2col, col2im == im2col_array, col2im_array (기준 패키지와 mydezero);
+    <im2col(x), c> == <x, col2im(c)>."""
     rng = np.random.default_rng(1)
     for (N, C, H, K, S, P) in [(1, 1, 4, 3, 1, 0), (2, 3, 7, 3, 1, 1),
                                (2, 3, 7, 3, 2, 1),
@@ -83,6 +90,10 @@ def check_against_package():
         np.testing.assert_allclose(back, col2im_array(c, x.shape, K, S, P),
                                    rtol=1e-14, atol=1e-14)
         np.testing.assert_allclose(np.sum(col * c), np.sum(x * back), rtol=1e-12)
+        # 패키지에 직접 만든 일반판도 같은 값
+        np.testing.assert_array_equal(FC.im2col_array(x, K, S, P), col)
+        np.testing.assert_allclose(FC.col2im_array(c, x.shape, K, S, P), back,
+                                   rtol=1e-14, atol=1e-14)
     print('im2col, col2im 확인: 패키지와 같고 (채널, 패딩, 스트라이드 다섯 가지),'
           '\n  <im2col(x), c> == <x, col2im(c)>')
 

@@ -12,8 +12,8 @@
     F.pooling(x, kernel_size, stride)          최대 풀링: 창의 최댓값.  역전파: 최댓값 자리에만 기울기
     F.average_pooling(x, kernel_size, stride)  평균 풀링: 창의 평균.  역전파: 창 전체에 gy / 창 크기
 
-이 단계에서 새 파일 mydezero/functions_conv.py에 두 Function을 직접 만든다(배열 계산은 56단계와 같은
-생각의 im2col_array, col2im_array). L.Conv2d는 mydezero/layers.py에 더한다.
+이 단계에서 56단계에 만든 mydezero/functions_conv.py에 두 Function을 직접 더한다(창은 56단계의
+im2col_array로 펼치고, col2im_array로 되돌린다). L.Conv2d는 mydezero/layers.py에 더한다.
 
 * Conv2d: 순전파는 im2col로 펼친 (N, C, KH, KW, OH, OW)와 W (OC, C, KH, KW)를 (C, KH, KW)에 대해 곱해
   더한다(np.tensordot) + b.  역전파: dL/dx = deconv2d(gy, W) (전치 합성곱 = col2im 쪽),
@@ -24,9 +24,9 @@
 역전파도 Function(Deconv2d, Conv2DGradW, Pooling2DGrad ...)이라 2차 미분도 된다. 기준 패키지의
 F.conv2d, F.pooling과 값과 기울기를 맞춰 보고 float64 중앙 차분으로도 확인한다.
 
-F.im2col(x, kernel_size)도 함수로 쓸 수 있다: 펼친 행렬 (N*OH*OW, C*KH*KW)을 돌려주고 역전파는
-col2im이다. F.conv2d_simple은 im2col + linear로 합성곱을, F.pooling_simple은 im2col + max로 최대 풀링을
-조립한 교육용 버전으로 결과가 같다(역전파는 조립한 함수들이 한다).
+56단계에 만든 F.im2col(x, kernel_size)도 함수로 쓴다: 펼친 행렬 (N*OH*OW, C*KH*KW)을 돌려주고
+역전파는 col2im이다. F.conv2d_simple은 im2col + linear로 합성곱을, F.pooling_simple은 im2col + max로
+최대 풀링을 조립한 교육용 버전으로 결과가 같다(역전파는 조립한 함수들이 한다).
 
 출력에서 볼 것
 * 직접 만든 conv2d, pooling == 기준 패키지의 F.conv2d, F.pooling (값과 기울기), 수치 미분과 일치

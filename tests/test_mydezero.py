@@ -427,7 +427,7 @@ def test_snapshot_files_by_step(tmp_path):
     assert at(23) == {'__init__.py', 'core_simple.py'}
     assert 'core.py' in at(32) and 'functions.py' in at(32)
     assert 'layers.py' not in at(43) and 'layers.py' in at(44)
-    assert 'functions_conv.py' not in at(56) and 'functions_conv.py' in at(57)
+    assert 'functions_conv.py' not in at(55) and 'functions_conv.py' in at(56)
     assert at(60) == {p.name for p in PACKAGE_DIR.glob('*.py')}
     target = mydezero_at.write_package(23, str(tmp_path))
     assert sorted(p.name for p in (tmp_path / 'mydezero').iterdir()) == [

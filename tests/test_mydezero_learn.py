@@ -130,10 +130,81 @@ def test_a_changed_piece_keeps_the_old_code_under_a_comment_and_raise():
     assert '# 40단계: 이 부품을 고치세요.\n        # (브로드캐스트: ' in text
 
 
-def test_steps_without_pieces_say_so_and_check_only_the_script(tmp_path):
-    assert 24 not in WITH_PIECES and 56 not in WITH_PIECES
-    done = _tool(24, tmp_path, '--blank')
-    assert done.returncode == 0 and '24단계에는 패키지에 더할 부품이 없다' in done.stdout
+def test_im2col_is_written_at_step_56_and_57_adds_conv_and_pooling_on_it():
+    at56 = mydezero_at.blank_pieces(56)
+    assert at56['functions_conv.py'] == [
+        'Im2col.__init__', 'Im2col.forward', 'Im2col.backward', 'im2col', 'Col2im.__init__',
+        'Col2im.forward', 'Col2im.backward', 'col2im', 'im2col_array', 'col2im_array']
+    at57 = mydezero_at.blank_pieces(57)['functions_conv.py']
+    assert 'Conv2d.forward' in at57 and 'Pooling.forward' in at57
+    assert not any('im2col' in q.lower() or 'col2im' in q.lower() for q in at57)
+    # step 56's package has the file, re-exported as F.im2col; no conv2d yet
+    files = mydezero_at.package_at(56)
+    assert 'def im2col_array(' in files['functions_conv.py']
+    assert 'conv2d' not in files['functions_conv.py']
+    assert 'from mydezero.functions_conv import im2col\n' in files['functions.py']
+    assert 'import mydezero.functions_conv\n' in files['__init__.py']
+
+
+SCRIPT_ONLY = sorted(mydezero_at.SCRIPT_ONLY)
+
+
+def test_every_step_has_pieces_and_a_check_or_says_what_its_script_writes():
+    assert 24 not in WITH_PIECES and 56 in WITH_PIECES
+    for n in STEPS:
+        assert (n in WITH_PIECES) != (n in mydezero_at.SCRIPT_ONLY), n
+        assert (n in exercises.package_steps()) == (n in WITH_PIECES), n
+    assert SCRIPT_ONLY == [24, 25, 27, 28, 29, 31, 32, 33, 34, 36, 37]
+
+
+@pytest.mark.parametrize('n', SCRIPT_ONLY, ids=[f'step{n}' for n in SCRIPT_ONLY])
+def test_a_step_without_pieces_says_so_and_its_check_grades_the_script(n, tmp_path):
+    done = _tool(n, tmp_path, '--blank')
+    assert done.returncode == 0, done.stderr
+    what = mydezero_at.SCRIPT_ONLY[n]
+    assert done.stdout.splitlines()[1:] == [
+        f'{n}단계에는 패키지(mydezero)에 더할 부품이 없다: 빈칸이 없고, 패키지는 {n - 1}단계 그대로다.',
+        f'이 단계에서 직접 쓰는 것은 단계 스크립트 steps/step{n:02d}.py다: {what}.',
+        f'확인: python steps/check.py package {n} 폴더 (그 스크립트를 내 패키지로 돌려 정답 출력과 '
+        '비교한다)']
+    assert _files(tmp_path) == mydezero_at.package_at(n)  # no stubs: the reference as it is
+    checked = _check_cli('package', n, tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout == (
+        f'{n}단계에는 패키지에 더한 부품이 없습니다 (확인할 빈칸이 없습니다). 이 단계에서 직접 쓰는 것은\n'
+        f'단계 스크립트 steps/step{n:02d}.py입니다: {what}.\n'
+        '그 스크립트를 내 패키지로 돌려 정답 출력과 비교합니다.\n'
+        f'step{n:02d}.py의 출력이 정답과 같습니다.\n')
+
+
+@pytest.mark.parametrize('n, name, right, wrong', [
+    (24, 'core_simple.py', 'return gy * x1, gy * x0', 'return gy * x1, gy * x1'),
+    (34, 'functions.py', 'gx = gy * cos(x)', 'gx = gy * -cos(x)'),
+], ids=['step24-mul-backward', 'step34-sin-backward'])
+def test_a_step_without_pieces_still_fails_a_wrong_package_by_its_golden(n, name, right,
+                                                                        wrong, tmp_path):
+    assert _tool(n, tmp_path, '--blank').returncode == 0
+    path = tmp_path / 'mydezero' / name
+    text = path.read_text(encoding='utf-8')
+    assert text.count(right) == 1
+    path.write_text(text.replace(right, wrong), encoding='utf-8')
+    checked = _check_cli('package', n, tmp_path)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    # the script's own asserts stop it (exit code 1) before it prints a wrong golden
+    assert f'실패: step{n:02d}.py이(가) 종료 코드 1로 끝났습니다' in checked.stdout, checked.stdout
+    assert 'AssertionError' in checked.stdout
+
+
+def test_keep_over_a_step_without_pieces_says_the_files_stay(tmp_path):
+    assert _tool(23, tmp_path, '--blank').returncode == 0
+    fill(23, tmp_path)
+    before = _files(tmp_path)
+    done = _tool(24, tmp_path, '--blank', '--keep')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == \
+        f'24단계: {tmp_path / "mydezero"}의 파일은 그대로 두었다 (표시만 24단계로 바꿨다).'
+    assert '24단계에는 패키지(mydezero)에 더할 부품이 없다' in done.stdout
+    assert _files(tmp_path) == before
 
 
 # ---------------------------------------------------------------------------
@@ -153,15 +224,21 @@ MISTAKES = [
     (54, 'functions.py', '    else:\n        return x\n',
      '    else:\n        return x * (1.0 - dropout_ratio)\n',
      'test_mode 안의 dropout(x, 0.3) (평가 때는 x 그대로)', '최대 절대 차이'),
-    (57, 'functions_conv.py', '= img[:, :, j:j_lim:SH, i:i_lim:SW]',
-     '= img[:, :, j:j + OH, i:i + OW]', 'im2col(x, 3, stride=2, pad=1): 값 (dezero_kr와 비교)',
+    (56, 'functions_conv.py', '= img[:, :, j:j_lim:SH, i:i_lim:SW]',
+     '= img[:, :, j:j + OH, i:i + OW]',
+     'im2col_array(x (2, 3, 7, 7), 3, stride=2, pad=1, to_matrix=True) (dezero_kr와 비교)',
+     '최대 절대 차이'),
+    (56, 'functions_conv.py', 'img[:, :, j:j_lim:SH, i:i_lim:SW] += col',
+     'img[:, :, j:j_lim:SH, i:i_lim:SW] = col',
+     'col2im_array(c, x (2, 3, 7, 7), 3, stride=2, pad=1, to_matrix=True) (dezero_kr와 비교)',
      '최대 절대 차이'),
 ]
 
 
 @pytest.mark.parametrize('n, name, right, wrong, label, how', MISTAKES,
                          ids=['forgets-gy', 'sum_to-keepdims', 'transpose-axes',
-                              'adam-bias-correction', 'dropout-test-scale', 'im2col-stride'])
+                              'adam-bias-correction', 'dropout-test-scale', 'im2col-stride',
+                              'col2im-overwrites-overlaps'])
 def test_a_classic_mistake_fails_with_the_case_and_the_difference(n, name, right, wrong, label,
                                                                   how, tmp_path):
     mydezero_at.write_package(n, str(tmp_path))
@@ -358,14 +435,6 @@ def test_check_package_on_the_command_line(tmp_path):
                        (['package', '41'], '단계와 폴더를 주세요')):
         bad = _check_cli(*args)
         assert bad.returncode == 2 and said in bad.stderr and 'Traceback' not in bad.stderr
-
-
-def test_check_package_of_a_step_without_pieces_runs_only_the_script(tmp_path):
-    assert _tool(24, tmp_path, '--blank').returncode == 0
-    done = _check_cli('package', 24, tmp_path)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout == ('24단계에는 패키지에 더한 부품이 없습니다: 단계 스크립트의 출력만 봅니다.\n'
-                           'step24.py의 출력이 정답과 같습니다.\n')
 
 
 def test_a_stub_no_case_calls_still_fails_by_name(tmp_path):

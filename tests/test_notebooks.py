@@ -7,6 +7,8 @@ golden outputs.  These tests check that
   golden file without ``python docs/make_notebooks.py`` fails here);
 * every step 01-66 is in one notebook, its code cells are the whole script, and the output
   stored under it is its golden file (``file.py:line`` made neutral);
+* the first cell asks for no address to clone from (none is public): the setup cell finds
+  the repository's root from the notebook's folder or, on Colab, an unpacked zip below;
 * the code imports nothing a reader who cloned the repository lacks (no step imports another
   step, nothing from tests/, tools/, docs/ or the exercise checker);
 * executed with nbclient (kernel ``python3``), each step prints exactly its stored output,
@@ -20,6 +22,8 @@ import importlib.util
 import pathlib
 import re
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -120,8 +124,8 @@ def _imported(cell):
 @pytest.mark.parametrize('name', STAGES)
 def test_code_imports_nothing_a_reader_of_the_clone_lacks(name):
     nb = committed(name)
-    assert 'git clone' in nb.cells[0].source and 'pip install -e .' in nb.cells[0].source
-    assert 'Colab' in nb.cells[0].source
+    assert '저장소 폴더에서 엽니다' in nb.cells[0].source
+    assert 'pip install -e .' in nb.cells[0].source and 'Colab' in nb.cells[0].source
     for step, cells in cells_by_step(nb).items():
         for top in {t for cell in cells for t in _imported(cell)}:
             assert not FORBIDDEN.match(top), (step, top)
@@ -130,6 +134,46 @@ def test_code_imports_nothing_a_reader_of_the_clone_lacks(name):
                 continue
             local = (ROOT / f'{top}.py').exists() or (ROOT / 'steps' / f'{top}.py').exists()
             assert not local or top in ALLOWED_REPO_IMPORTS, (step, top)
+
+
+# There is no public address to clone from: the notebooks must not ask for one.
+PLACEHOLDERS = re.compile(r'git clone|저장소_주소|<(?:url|URL|주소)>|github\.com/[^/\s]+/dezero')
+
+
+@pytest.mark.parametrize('name', STAGES)
+def test_no_placeholder_address_remains(name):
+    nb = committed(name)
+    for cell in nb.cells:
+        assert not PLACEHOLDERS.search(cell.source), cell.source[:300]
+    generator = (DOCS / 'make_notebooks.py').read_text(encoding='utf-8')
+    assert not PLACEHOLDERS.search(generator)
+
+
+def _run_setup(cwd):
+    code = make_notebooks.SETUP + '\nprint(sys.path[0])\n'
+    return subprocess.run([sys.executable, '-c', code], cwd=cwd, capture_output=True,
+                          text=True, encoding='utf-8', timeout=60)
+
+
+def test_setup_cell_finds_the_root_above_or_right_below_and_says_what_to_do_otherwise(
+        tmp_path):
+    # Jupyter starts in the notebook's folder: the root is above it
+    done = _run_setup(make_notebooks.OUT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(ROOT.resolve() / 'steps')
+    # Colab starts in /content, where the uploaded zip unpacked a folder
+    (tmp_path / 'content' / 'sample_data').mkdir(parents=True)
+    unpacked = tmp_path / 'content' / 'dezero_kr-main'
+    (unpacked / 'steps').mkdir(parents=True)
+    (unpacked / 'steps' / 'step01.py').write_text('', encoding='utf-8')
+    done = _run_setup(tmp_path / 'content')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(unpacked.resolve() / 'steps')
+    # anywhere else: a message that says what to do, not a wrong path
+    (tmp_path / 'elsewhere').mkdir()
+    done = _run_setup(tmp_path / 'elsewhere')
+    assert done.returncode == 1
+    assert '저장소(steps/ 폴더)를 찾지 못했습니다: 저장소 폴더 안에서 노트북을 여세요' in done.stderr
 
 
 @pytest.mark.parametrize('name', STAGES)

@@ -21,6 +21,7 @@ import numpy as np
 
 import dezero_kr
 import dezero_kr.functions as RF
+import dezero_kr.functions_conv as RFC
 import dezero_kr.layers as RL
 import dezero_kr.optimizers as RO
 
@@ -81,6 +82,7 @@ BIAS = RNG.standard_normal(4)
 DROP = RNG.standard_normal((50, 40))
 DX = RNG.standard_normal((1, 2, 3, 3))
 DW = RNG.standard_normal((2, 3, 3, 3))
+COL2IM = RNG.standard_normal((16, 8))  # im2col(DX, 2, 1, 1)의 모양
 # 위의 배열은 불러올 때 한 번 만든다: 확인 함수 안에서 RNG를 쓰면 확인기와 자식 프로세스의
 # 난수 상태가 달라진다
 
@@ -595,15 +597,49 @@ def check_55(t):
             'pair(3), pair((2, 1))', got, [4, 4, 7, (3, 3), (2, 1)])
 
 
-@step(57, 'im2col, conv2d, deconv2d, pooling, max/min, layers.Conv2d')
+IM2COL_SETTINGS = [(X4, 3, 2, 1), (X4, (2, 3), (1, 2), 0), (DX, 2, 1, 1)]
+
+
+@step(56, 'im2col_array, col2im_array, im2col, col2im')
+def check_56(t):
+    FC = mod('functions_conv')
+    for x, k, s, p in IM2COL_SETTINGS:
+        args = f'x {x.shape}, {k}, stride={s}, pad={p}'
+        for to_matrix in (True, False):
+            label = f'im2col_array({args}, to_matrix={to_matrix})'
+            with t.part(label):
+                col = FC.im2col_array(x, k, s, p, to_matrix)
+            expected = RFC.im2col_array(x, k, s, p, to_matrix)
+            t.close(f'{label} (dezero_kr와 비교)', col, expected, rtol=0)
+            c = np.random.default_rng(len(label)).standard_normal(expected.shape)
+            label = f'col2im_array(c, {args}, to_matrix={to_matrix})'
+            with t.part(label):
+                img = FC.col2im_array(c, x.shape, k, s, p, to_matrix)
+            t.close(f'{label} (dezero_kr와 비교)', img,
+                    RFC.col2im_array(c, x.shape, k, s, p, to_matrix), rtol=1e-12)
+    cases = [
+        ('im2col(x, 3, stride=2, pad=1)', lambda x: FC.im2col(x, 3, 2, 1),
+         lambda x: RF.im2col(x, 3, 2, 1), (X4,)),
+        ('im2col(x, (2, 3), stride=(1, 2), pad=0, to_matrix=False)',
+         lambda x: FC.im2col(x, (2, 3), (1, 2), 0, to_matrix=False),
+         lambda x: RF.im2col(x, (2, 3), (1, 2), 0, to_matrix=False), (X4,)),
+        ('col2im(c, (1, 2, 3, 3), 2, stride=1, pad=1)',
+         lambda c: FC.col2im(c, DX.shape, 2, 1, 1),
+         lambda c: RF.col2im(c, DX.shape, 2, 1, 1), (COL2IM,)),
+    ]
+    for label, mine, ref, arrays in cases:
+        _function_case(t, label, mine, ref, arrays, rtol=1e-9)
+    with t.part('F.im2col, F.col2im (functions에서 내보낸다)'):
+        F = mod('functions')
+        same = (F.im2col is FC.im2col, F.col2im is FC.col2im)
+    t.equal('F.im2col is functions_conv.im2col, F.col2im is functions_conv.col2im', same,
+            (True, True))
+
+
+@step(57, 'conv2d, deconv2d, pooling, max/min, layers.Conv2d')
 def check_57(t):
     F = mod('functions')
     cases = [
-        ('im2col(x, 3, stride=2, pad=1)', lambda x: F.im2col(x, 3, 2, 1),
-         lambda x: RF.im2col(x, 3, 2, 1), (X4,)),
-        ('im2col(x, (2, 3), stride=(1, 2), pad=0, to_matrix=False)',
-         lambda x: F.im2col(x, (2, 3), (1, 2), 0, to_matrix=False),
-         lambda x: RF.im2col(x, (2, 3), (1, 2), 0, to_matrix=False), (X4,)),
         ('conv2d_simple(x, W, b, stride=2, pad=1)', lambda x, w, b: F.conv2d_simple(x, w, b, 2, 1),
          lambda x, w, b: RF.conv2d(x, w, b, 2, 1), (X4, W4, B4)),
         ('conv2d(x, W, b, stride=2, pad=1)', lambda x, w, b: F.conv2d(x, w, b, 2, 1),

@@ -63,6 +63,6 @@ import mydezero.dataloaders
 #@ step 52
 import mydezero.cuda
 #@ end
-#@ step 57
+#@ step 56
 import mydezero.functions_conv
 #@ end

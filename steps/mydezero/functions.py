@@ -582,6 +582,15 @@ def dropout(x, dropout_ratio=0.5):
     else:
         return x
 #@ end
+#@ step 56
+
+
+# =============================================================================
+# im2col, col2im: functions_conv.py의 것을 F.im2col처럼 쓰게 내보낸다
+# =============================================================================
+from mydezero.functions_conv import im2col
+from mydezero.functions_conv import col2im
+#@ end
 #@ step 57
 
 
@@ -629,8 +638,6 @@ def min(x, axis=None, keepdims=False):
 from mydezero.functions_conv import conv2d
 from mydezero.functions_conv import deconv2d
 from mydezero.functions_conv import conv2d_simple
-from mydezero.functions_conv import im2col
-from mydezero.functions_conv import col2im
 from mydezero.functions_conv import pooling
 from mydezero.functions_conv import pooling_simple
 from mydezero.functions_conv import average_pooling

@@ -1,24 +1,34 @@
-#@ file step 57
-"""합성곱과 풀링 (57단계). 56단계의 im2col로 창을 펼쳐 행렬 계산으로 바꾼다.
+#@ file step 56
+"""im2col: 커널이 놓이는 창을 펼쳐 합성곱을 행렬 곱 하나로 (56단계).
 
-    y = F.conv2d(x, W, b, stride=1, pad=0) x (N, C, H, W), W (OC, C, KH, KW) ->
-    (N, OC, OH, OW) y = F.pooling(x, kernel_size, stride) 최대 풀링 (창의
-    최댓값)
+    col = im2col_array(x, kernel_size, stride, pad)  x (N, C, H, W) ->
+    (N*OH*OW, C*KH*KW) (to_matrix=False이면 (N, C, KH, KW, OH, OW))
 
-역전파도 Function으로 적었으므로(Deconv2d, Conv2DGradW, Pooling2DGrad ...) 다시
-미분할 수 있다.
+col2im_array는 그 반대로 창의 값을 제자리에 더한다. im2col, col2im은 미분할 수
+있는 Function판이다(서로가 서로의 역전파).
 """
-import numpy as np
-
 from mydezero import cuda
-from mydezero.core import Function, as_variable
+from mydezero.core import Function
+#@ step 57
+from mydezero.core import as_variable
 from mydezero.functions import broadcast_to, linear
-from mydezero.utils import get_conv_outsize, get_deconv_outsize, pair
+#@ end
+from mydezero.utils import get_conv_outsize, pair
+#@ step 57
+from mydezero.utils import get_deconv_outsize
 
 
 # =============================================================================
-# 조립한 버전: im2col + linear
+# 합성곱과 풀링 (57단계): 56단계의 im2col로 창을 펼쳐 행렬 계산으로 바꾼다.
+#     y = F.conv2d(x, W, b, stride=1, pad=0)  x (N, C, H, W), W (OC, C, KH, KW)
+#                                             -> (N, OC, OH, OW)
+#     y = F.pooling(x, kernel_size, stride)   최대 풀링 (창의 최댓값)
+# 역전파도 Function으로 적었으므로(Deconv2d, Conv2DGradW, Pooling2DGrad ...)
+# 다시 미분할 수 있다.
 # =============================================================================
+
+
+# 조립한 버전: im2col + linear, im2col + max
 def conv2d_simple(x, W, b=None, stride=1, pad=0):
     x, W = as_variable(x), as_variable(W)
 
@@ -295,6 +305,7 @@ class AveragePooling(Function):
 
 def average_pooling(x, kernel_size, stride=1, pad=0):
     return AveragePooling(kernel_size, stride, pad)(x)
+#@ end
 
 
 # =============================================================================
@@ -349,12 +360,15 @@ class Col2im(Function):
 
 
 def col2im(x, input_shape, kernel_size, stride=1, pad=0, to_matrix=True):
+    """col (im2col의 출력 모양) -> (input_shape). 역전파는 im2col."""
     return Col2im(input_shape, kernel_size, stride, pad, to_matrix)(x)
 
 
 def im2col_array(img, kernel_size, stride, pad, to_matrix=True):
-    """배열 버전 (56단계와 같은 생각): 커널의 칸 (j, i)마다 그 칸이 보는 픽셀을
-    한 번에 자른다."""
+    """img (N, C, H, W) -> col (N*OH*OW, C*KH*KW) (to_matrix=False이면
+    (N, C, KH, KW, OH, OW)). 커널의 칸 (j, i)마다 그 칸이 모든 출력 위치에서
+    보는 픽셀을 슬라이스 하나로 자른다:
+    img[:, :, j:j+SH*OH:SH, i:i+SW*OW:SW]."""
     xp = cuda.get_array_module(img)
 
     N, C, H, W = img.shape
@@ -382,8 +396,8 @@ def im2col_array(img, kernel_size, stride, pad, to_matrix=True):
 
 
 def col2im_array(col, img_shape, kernel_size, stride, pad, to_matrix=True):
-    """im2col_array의 반대: 창의 값을 제자리에 더한다 (겹친 픽셀에는 여러 창의
-    값이 쌓인다)."""
+    """im2col_array의 반대(전치): col -> img (img_shape). 창의 값을 제자리에
+    더한다 (겹친 픽셀에는 여러 창의 값이 쌓인다)."""
     xp = cuda.get_array_module(col)
 
     N, C, H, W = img_shape
