@@ -240,3 +240,21 @@ def test_define_and_run_is_split_by_mechanism_in_its_documented_one_way_order():
         inside = {m.rpartition('.')[2] for m in _module_imports(path)
                   if m.startswith('dezero_kr.define_and_run.')}
         assert inside <= set(order[:i]), (name, sorted(inside - set(order[:i])))
+
+
+def test_no_private_name_is_defined_in_two_modules():
+    """Issue 33: a private module-level name means one thing in the package (two ``_Pass``
+    classes or two ``_describe`` helpers read as one and are not)."""
+    where = {}
+    for path in MODULES:
+        for node in ast.parse(path.read_text(encoding='utf-8')).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            else:
+                continue
+            for name in names:
+                if name.startswith('_') and not name.startswith('__'):
+                    where.setdefault(name, set()).add(code_report.module_label(path))
+    assert {n: sorted(m) for n, m in where.items() if len(m) > 1} == {}
