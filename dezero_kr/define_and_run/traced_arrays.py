@@ -45,6 +45,15 @@ def _value_read(arr, what):
         _flag(frame, what)  # again at replay)
 
 
+def _reading(method, what):
+    """``method`` of ndarray with the read of the value flagged first (``_value_read``)."""
+    def read(self, *args):
+        _value_read(self, what)
+        return method(self, *args)
+    read.__name__ = method.__name__
+    return read
+
+
 _SHAPE_FROM_VALUES = 'its shape depends on the data: a replay would keep the traced shape'
 
 
@@ -168,29 +177,13 @@ class Traced(np.ndarray):
     def repeat(self, repeats, *args, **kwargs):
         return self._from_method('repeat', np.ndarray.repeat(self, repeats, *args, **kwargs), repeats)
 
-    def __bool__(self):
-        _value_read(self, 'bool()')
-        return np.ndarray.__bool__(self)
-
-    def __float__(self):
-        _value_read(self, 'float()')
-        return np.ndarray.__float__(self)
-
-    def __int__(self):
-        _value_read(self, 'int()')
-        return np.ndarray.__int__(self)
-
-    def __index__(self):
-        _value_read(self, 'an index')
-        return np.ndarray.__index__(self)
-
-    def item(self, *args):
-        _value_read(self, '.item()')
-        return np.ndarray.item(self, *args)
-
-    def tolist(self):
-        _value_read(self, '.tolist()')
-        return np.ndarray.tolist(self)
+    # The ways a value leaves as a Python object: each is flagged, then does what NumPy does.
+    __bool__ = _reading(np.ndarray.__bool__, 'bool()')
+    __float__ = _reading(np.ndarray.__float__, 'float()')
+    __int__ = _reading(np.ndarray.__int__, 'int()')
+    __index__ = _reading(np.ndarray.__index__, 'an index')
+    item = _reading(np.ndarray.item, '.item()')
+    tolist = _reading(np.ndarray.tolist, '.tolist()')
 
     # A reshape or a cast of an argument may copy (a non-contiguous batch): remembered, so the
     # replay can make the same call on the new argument (``t.reshape(-1)`` in GPT.loss).
