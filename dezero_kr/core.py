@@ -25,6 +25,7 @@ it saves on the ``bench/core_ops.py`` workload (an interleaved A/B against the
 code without it); docs/how_it_works.md tells the same story in Korean.
 """
 import weakref
+from operator import attrgetter
 
 import numpy as np
 
@@ -173,26 +174,12 @@ class Variable:
         creator = self.creator
         return 0 if creator is None else creator.generation + 1
 
-    # --- array-like properties: those of ``data`` ---------------------------
-    @property
-    def shape(self):
-        """``data.shape``, the tuple of dimensions."""
-        return self.data.shape
-
-    @property
-    def ndim(self):
-        """``data.ndim``, the number of dimensions."""
-        return self.data.ndim
-
-    @property
-    def size(self):
-        """``data.size``, the number of elements."""
-        return self.data.size
-
-    @property
-    def dtype(self):
-        """``data.dtype``; the operations keep it (float32 in, float32 out)."""
-        return self.data.dtype
+    # --- array-like properties: those of ``data`` (read in C by attrgetter) -----
+    shape = property(attrgetter('data.shape'), doc='``data.shape``, the tuple of dimensions.')
+    ndim = property(attrgetter('data.ndim'), doc='``data.ndim``, the number of dimensions.')
+    size = property(attrgetter('data.size'), doc='``data.size``, the number of elements.')
+    dtype = property(attrgetter('data.dtype'),
+                     doc='``data.dtype``; the operations keep it (float32 in, float32 out).')
 
     @property
     def T(self):
