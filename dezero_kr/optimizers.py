@@ -429,7 +429,7 @@ def _flat_candidates(params):
 def _flattenable(a):
     xp = cuda.get_array_module(a)
     return type(a) is xp.ndarray and a.dtype.kind == 'f' and a.size <= _FLAT_MAX_SIZE \
-        and a.flags.writeable
+        and getattr(a.flags, 'writeable', True)  # CuPy's flags have no writeable
 
 
 def _may_overlap(a, b):
