@@ -363,3 +363,36 @@ def test_read_only_parameter_is_refused_before_anything_changes():
     with pytest.raises(ValueError, match="parameter 'b'"):
         opt.update()
     assert all(np.array_equal(before[k], p.data) for k, p in model.named_params())
+
+
+def _tiny_adam_mlp(foreach):
+    import dezero_kr.functions as F
+    from dezero_kr.models import MLP
+    np.random.seed(0)
+    model = MLP((32, 32, 10))
+    opt = O.Adam(foreach=foreach).setup(model)
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((8, 16)).astype(np.float32), rng.integers(0, 10, 8)
+    model(x)
+    for p in model.params():
+        p.data = p.data.astype(np.float32)
+
+    def step():
+        loss = F.softmax_cross_entropy(model(x), t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+    return model, opt, step
+
+
+def test_a_static_graph_replay_of_the_fused_update_equals_the_eager_loop():
+    import dezero_kr
+    (ref, ref_opt, ref_step), (model, opt, step) = _tiny_adam_mlp(False), _tiny_adam_mlp(None)
+    step = dezero_kr.static_graph(step)
+    for i in range(5):
+        a, b = ref_step(), step()
+        assert np.array_equal(a.data, b.data), i
+        _assert_same(_arrays(ref, ref_opt), _arrays(model, opt))
+    assert step.stats['replays'] >= 3  # the later steps were replays
+    assert opt._flat is not None and len(opt._flat.groups) == 1
