@@ -18,13 +18,13 @@ matches an uninterrupted one exactly.
 Fused update (``foreach``): every optimizer here writes its rule once, on
 arrays (``_rule(p, g, *state)``).  ``update_one`` applies it to one parameter;
 by default (``foreach=None`` or ``True``) ``update`` applies it once per group
-of parameters of one dtype and array module, whose arrays, gradients and state
-are views of flat buffers (``_FlatPlan``).  The rule is elementwise, so every
-element goes through the same IEEE operations as in the loop: the numbers are
-the same bit for bit.  ``foreach=False`` keeps the per-parameter loop, and so
-does any class that overrides ``update_one`` (DeZero-style optimizers) or
-``_rule``.  On its first fused update a parameter's ``.data`` becomes a view of
-the group's buffer (one identity change; its values are unchanged).
+of parameters of one dtype and array module, gathered into flat buffers
+(``_FlatGroup``: values and gradients copied in, one call each, the values
+copied back into each ``param.data``, which keeps its identity; the state
+lives in the buffers).  The rule is elementwise, so every element goes through
+the same IEEE operations as in the loop: the numbers are the same bit for
+bit.  ``foreach=False`` keeps the per-parameter loop, and so does any class
+that overrides ``update_one`` (DeZero-style optimizers) or ``_rule``.
 
 Learning-rate schedules are hooks too (``WarmupCosine``): they set the
 optimizer's learning-rate attribute from ``optimizer.t`` before each update.
@@ -360,7 +360,7 @@ def _real_scalar(value, what, key):
 # The fused update: parameters, gradients and state as views of flat buffers
 # =============================================================================
 # A few NumPy calls per group instead of a few per parameter: Adam over a 32-32-10 MLP's six
-# float32 parameters took 38 us per update in the loop and 12 us fused (bench: python -m bench tinyadam).
+# float32 parameters takes 41 us per update in the loop, 21 us fused (python -m bench tinyadam).
 # Larger arrays stay in the loop: copying their gradient costs more than the calls it saves
 # (784-1000-10 MLP, all four parameters fused: SGD's update 23 % slower, Adam's 10 %).
 _FLAT_MAX_SIZE = 1 << 16
@@ -370,10 +370,10 @@ class _FlatPlan:
     """Which parameters the fused update holds in flat groups (``_FlatGroup``) and which it
     leaves to ``update_one``.
 
-    ``known`` maps each parameter the plan was made for to its ``.data`` then (a group's
-    view for the grouped ones); ``knows`` checks those identities, so a parameter added to
-    the model or one whose array was replaced (``load_weights``, ``p.data = ...``, a
-    device move) makes the optimizer build a new plan before the update.
+    ``known`` maps each parameter the plan was made for to its ``.data`` then; ``knows``
+    checks those identities, so a parameter added to the model or one whose array was
+    replaced (``load_weights``, ``p.data = ...``, a device move) makes the optimizer build
+    a new plan (groups, memory-sharing check) before the update.
     """
     __slots__ = ('known', 'groups', 'where')
 
@@ -453,14 +453,15 @@ def _runs(indices):
 
 
 class _FlatGroup:
-    """Parameters of one dtype and array module whose ``.data`` are views of one flat array,
-    with one flat gradient buffer and one flat buffer per state slot.
+    """Parameters of one dtype and array module, updated together in flat buffers: one for
+    their values, one for their gradients, one per state slot.
 
-    Built from the parameters' current values (their ``.data`` rebound to the views, once);
-    the state views replace the optimizer's state arrays of a parameter on its first fused
-    update (copied from them, or zeros where there are none, as ``_slot`` gives).
+    Each update copies the members' ``.data`` in and the results back (in place: ``.data``
+    keeps its identity, as in the loop).  The state views replace the optimizer's state
+    arrays of a parameter on its first fused update (copied from them, or zeros where there
+    are none, as ``_slot`` gives).
     """
-    __slots__ = ('params', 'shapes', 'offsets', 'flat', 'grad', 'state', 'views', 'xp', 'synced')
+    __slots__ = ('params', 'shapes', 'offsets', 'flat', 'grad', 'state', 'views', 'values', 'xp', 'synced')
 
     def __init__(self, params, xp):
         self.params, self.xp = params, xp
@@ -472,10 +473,7 @@ class _FlatGroup:
         self.flat, self.grad = xp.empty(total, dtype), xp.empty(total, dtype)
         self.state, self.views = {}, [{} for _ in params]
         self.synced = (None, None)  # (the optimizer's state dict, (_state_version, its length)) the views match
-        for i, p in enumerate(params):
-            view = self._view(self.flat, i)
-            view[...] = p.data
-            p.data = view
+        self.values = [self._view(self.flat, i) for i in range(len(params))]
 
     def _view(self, flat, i):
         return flat[self.offsets[i]:self.offsets[i + 1]].reshape(self.shapes[i])
@@ -487,24 +485,25 @@ class _FlatGroup:
 
     def update(self, opt, indices):
         """Apply ``opt._rule`` to the members ``indices`` (ascending), one call per run of
-        neighbours: gather their gradients, then update the slices in place."""
-        if len(indices) == len(self.params):  # all of them: the whole buffers, no slices
-            self._sync_state(opt, 0, len(self.params))
-            self._gather(self.params, self.grad)
-            opt._rule(self.flat, self.grad, *[self.state[n] for n in opt.slots])
-            return
-        for a, b in _runs(sorted(indices)):
+        neighbours: gather their values and gradients, update the slices, copy the values back."""
+        runs = [(0, len(self.params))] if len(indices) == len(self.params) else _runs(sorted(indices))
+        for a, b in runs:
             lo, hi = self.offsets[a], self.offsets[b]
+            whole = (lo, hi) == (0, self.offsets[-1])  # the buffers themselves: no slices to make
+            flat, grad = (self.flat, self.grad) if whole else (self.flat[lo:hi], self.grad[lo:hi])
             self._sync_state(opt, a, b)
-            self._gather(self.params[a:b], self.grad[lo:hi])
-            opt._rule(self.flat[lo:hi], self.grad[lo:hi], *[self.state[n][lo:hi] for n in opt.slots])
+            self._gather([p.data for p in self.params[a:b]], flat)
+            self._gather([p.grad.data for p in self.params[a:b]], grad)
+            opt._rule(flat, grad, *[self.state[n] if whole else self.state[n][lo:hi] for n in opt.slots])
+            for p, value in zip(self.params[a:b], self.values[a:b]):
+                p.data[...] = value
 
-    def _gather(self, params, out):
-        """Copy the gradients of ``params`` into ``out``, one after the other, in one call."""
+    def _gather(self, arrays, out):
+        """Copy ``arrays`` into ``out``, one after the other, in one call."""
         if self.xp is np:
-            np.concatenate([p.grad.data for p in params], axis=None, out=out)
+            np.concatenate(arrays, axis=None, out=out)
         else:
-            self.xp.concatenate([p.grad.data.ravel() for p in params], out=out)
+            self.xp.concatenate([a.ravel() for a in arrays], out=out)
 
     def _sync_state(self, opt, a, b):
         """Make members a..b-1's state arrays in ``opt._state`` views of the flat state buffers:
