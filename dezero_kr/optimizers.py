@@ -52,14 +52,18 @@ class Optimizer:
     there is none), ``hyperparams`` (saved in ``state_dict``), ``slots``
     (names of the per-parameter state arrays, in the order ``_rule`` takes them).
 
-    ``foreach`` (keyword only, as PyTorch's): None or True updates the
-    parameters in flat groups where the class allows it (see ``fused``),
-    False keeps the per-parameter loop; the numbers are the same either way.
-    Anything else raises ``TypeError``.
+    ``foreach`` (keyword only, as PyTorch's): None (the default) updates the
+    small parameters (``_flat_max_size`` elements or fewer, where that is
+    faster) in flat groups, True every parameter a group can take, False
+    keeps the per-parameter loop; the numbers are the same either way (see
+    ``fused``).  Anything else raises ``TypeError``.
     """
     lr_name = 'lr'
     hyperparams = ()
     slots = ()
+    # foreach=None groups only parameters of at most this many elements, where the copies
+    # in and out cost less than the calls they save (measured per class: bench tinyadam)
+    _flat_max_size = 4096
 
     def __init__(self, *, foreach=None):
         if foreach is not None and not isinstance(foreach, bool):
@@ -94,9 +98,10 @@ class Optimizer:
         """Whether ``update`` uses the flat groups: ``foreach`` is not False and the class
         keeps this module's ``update_one`` and its own ``_rule`` (a subclass that overrides
         either, e.g. a DeZero-style ``update_one``, is updated parameter by parameter)."""
-        if getattr(self, 'foreach', None) is False:
-            return False
+        foreach = getattr(self, 'foreach', None)
         cls = type(self)
+        if foreach is False or foreach is None and not cls._flat_max_size:
+            return False
         return cls.update_one is Optimizer.update_one and cls._rule.__module__ == __name__ \
             and cls._rule is not Optimizer._rule
 
@@ -128,10 +133,11 @@ class Optimizer:
     def _update_fused(self, params):
         """The fused update of ``params`` (taken before the hooks ran, so the plan stays the
         same when a hook drops a gradient): the groups, then the parameters no group holds."""
-        plan = getattr(self, '_flat', None)
-        if plan is None or not plan.knows(params):
-            plan = self._flat = _FlatPlan(params, plan)
-        for param in plan.update(self, [p for p in params if p.grad is not None]):
+        plan, limit = getattr(self, '_flat', None), math.inf if self.foreach else self._flat_max_size
+        if plan is None or plan.limit != limit or not plan.knows(params):
+            plan = self._flat = _FlatPlan(params, limit, plan)
+        params = [p for p in params if p.grad is not None]
+        for param in plan.update(self, params) if plan.groups else params:
             self.update_one(param)
 
     def _refuse_read_only(self, param):
@@ -357,13 +363,11 @@ def _real_scalar(value, what, key):
 
 
 # =============================================================================
-# The fused update: parameters, gradients and state as views of flat buffers
+# The fused update: values and gradients gathered into flat buffers, the state kept there
 # =============================================================================
 # A few NumPy calls per group instead of a few per parameter: Adam over a 32-32-10 MLP's six
 # float32 parameters takes 41 us per update in the loop, 21 us fused (python -m bench tinyadam).
-# Larger arrays stay in the loop: copying their gradient costs more than the calls it saves
-# (784-1000-10 MLP, all four parameters fused: SGD's update 23 % slower, Adam's 10 %).
-_FLAT_MAX_SIZE = 1 << 16
+_FLAT_GROUP_SIZE = 1 << 15  # elements: larger groups split, so that their buffers stay in cache
 
 
 class _FlatPlan:
@@ -375,14 +379,18 @@ class _FlatPlan:
     replaced (``load_weights``, ``p.data = ...``, a device move) makes the optimizer build
     a new plan (groups, memory-sharing check) before the update.
     """
-    __slots__ = ('known', 'groups', 'where')
+    __slots__ = ('known', 'groups', 'where', 'limit')
 
-    def __init__(self, params, old=None):
+    def __init__(self, params, limit, old=None):
         params = list(dict.fromkeys([*old.known, *params] if old is not None else params))
         by_key = {}
-        for p in _flat_candidates(params):
-            by_key.setdefault((p.data.dtype, cuda.get_array_module(p.data)), []).append(p)
-        self.groups = [_FlatGroup(ps, xp) for (_, xp), ps in by_key.items()]
+        for p in _flat_candidates(params, limit):
+            chunks = by_key.setdefault((p.data.dtype, cuda.get_array_module(p.data)), [[]])
+            if chunks[-1] and sum(q.data.size for q in chunks[-1]) + p.data.size > _FLAT_GROUP_SIZE:
+                chunks.append([])
+            chunks[-1].append(p)
+        self.groups = [_FlatGroup(ps, xp) for (_, xp), chunks in by_key.items() for ps in chunks]
+        self.limit = limit
         self.where = {p: (g, i) for g in self.groups for i, p in enumerate(g.params)}
         self.known = {p: p.data for p in params}
 
@@ -414,13 +422,13 @@ class _FlatPlan:
 _MISSING = object()
 
 
-def _flat_candidates(params):
+def _flat_candidates(params, limit):
     """The parameters a flat group may take over: ``.data`` exactly an ndarray of its array
-    module (not a subclass such as a memmap), floating point, writeable, at most
-    ``_FLAT_MAX_SIZE`` elements, and sharing no memory with another parameter's array
-    (tied arrays must be updated one after the other, as the loop does)."""
+    module (not a subclass such as a memmap), floating point, writeable, at most ``limit``
+    elements, and sharing no memory with another parameter's array (tied arrays must be
+    updated one after the other, as the loop does)."""
     arrays = [p.data for p in params]
-    ok = [_flattenable(a) for a in arrays]
+    ok = [_flattenable(a, limit) for a in arrays]
     for i, a in enumerate(arrays):
         for j in range(i + 1, len(arrays)):
             if (ok[i] or ok[j]) and _may_overlap(a, arrays[j]):
@@ -428,9 +436,9 @@ def _flat_candidates(params):
     return [p for p, good in zip(params, ok) if good]
 
 
-def _flattenable(a):
+def _flattenable(a, limit):
     xp = cuda.get_array_module(a)
-    return type(a) is xp.ndarray and a.dtype.kind == 'f' and a.size <= _FLAT_MAX_SIZE \
+    return type(a) is xp.ndarray and a.dtype.kind == 'f' and a.size <= limit \
         and getattr(a.flags, 'writeable', True)  # CuPy's flags have no writeable
 
 
@@ -654,6 +662,7 @@ class SGD(Optimizer):
     ``lr`` (default 0.01) is the step size; no state.
     """
     hyperparams = ('lr',)
+    _flat_max_size = 0  # two calls per parameter: the copies in and out cost more (foreach=True still groups)
 
     def __init__(self, lr=0.01, *, foreach=None):
         super().__init__(foreach=foreach)
@@ -672,6 +681,7 @@ class MomentumSGD(Optimizer):
     """
     hyperparams = ('lr', 'momentum')
     slots = ('v',)
+    _flat_max_size = 1024
 
     def __init__(self, lr=0.01, momentum=0.9, *, foreach=None):
         super().__init__(foreach=foreach)

@@ -76,9 +76,10 @@ def _hooked(name, opt, model, hooks):
 
 
 def _train_both(name, dtype=np.float64, steps=6, hooks=(), skip_at=None, prepare=None):
-    """Train a loop copy and a fused copy alike; compare after every update."""
+    """Train a loop copy and a fused copy (``foreach=True``: every optimizer groups) alike;
+    compare after every update."""
     runs = []
-    for foreach in (False, None):
+    for foreach in (False, True):
         model = Net(dtype)
         if prepare is not None:
             prepare(model)
@@ -111,7 +112,7 @@ def test_fused_equals_the_loop_without_hooks(name):
 
 def test_both_paths_update_the_parameters_arrays_in_place():
     """``param.data`` keeps its identity, as in DeZero: an array the user holds sees the update."""
-    for foreach in (False, None):
+    for foreach in (False, None, True):
         model = Net()
         held = [p.data for p in model.params()]
         opt = O.Adam(0.05, foreach=foreach).setup(model)
@@ -147,14 +148,39 @@ def test_parameters_sharing_memory_are_updated_one_after_the_other():
         assert model.w not in fused._flat.where and model.sub.u not in fused._flat.where
 
 
-def _big(model):
-    model.w.data = np.random.default_rng(3).standard_normal((O._FLAT_MAX_SIZE + 1,))
+def test_foreach_none_groups_the_small_parameters_true_all_of_them():
+    big = O.Adam._flat_max_size + 1
+    runs = []
+    for foreach in (False, None, True):
+        model = Net()
+        model.w.data = np.random.default_rng(3).standard_normal(big)
+        runs.append((model, O.Adam(0.05, foreach=foreach).setup(model)))
+    for step in range(3):
+        for model, opt in runs:
+            _grads(model, step, np.float64)
+            opt.update()
+        _assert_same(_arrays(*runs[0]), _arrays(*runs[1]))
+        _assert_same(_arrays(*runs[0]), _arrays(*runs[2]))
+    (_, _), (auto_model, auto), (all_model, forced) = runs
+    assert auto_model.w not in auto._flat.where and auto_model.b in auto._flat.where
+    assert all_model.w in forced._flat.where
+    assert not O.SGD().fused and O.SGD(foreach=True).fused  # SGD's loop is the faster one
 
 
-def test_a_large_parameter_stays_in_the_loop():
-    original = []
-    (_, _), (model, fused) = _train_both('Adam', steps=3, prepare=lambda m: (_big(m), original.append(m.w.data)))
-    assert model.w not in fused._flat.where and model.w.data is original[-1]
+def test_large_groups_are_split_and_still_equal_the_loop():
+    runs = []
+    for foreach in (False, True):
+        model = Net()
+        model.w.data = np.random.default_rng(4).standard_normal((O._FLAT_GROUP_SIZE - 10,))
+        model.sub.u.data = np.random.default_rng(5).standard_normal((30, 2))
+        runs.append((model, O.RMSprop(foreach=foreach).setup(model)))
+    for step in range(3):
+        for model, opt in runs:
+            _grads(model, step, np.float64)
+            opt.update()
+        _assert_same(_arrays(*runs[0]), _arrays(*runs[1]))
+    groups = runs[1][1]._flat.groups
+    assert len(groups) == 2 and all(g.offsets[-1] <= O._FLAT_GROUP_SIZE for g in groups)
 
 
 def test_gradients_of_another_dtype_or_shape_fall_back_to_the_loop():

@@ -166,7 +166,7 @@ class _HostAndDevice(L.Layer):
 
 @pytest.mark.parametrize('cls', OPTIMIZERS, ids=lambda c: c.__name__)
 def test_the_fused_update_groups_by_dtype_and_device_and_equals_the_loop(cls):
-    runs = [(m, cls(foreach=f).setup(m)) for f, m in ((False, _HostAndDevice()), (None, _HostAndDevice()))]
+    runs = [(m, cls(foreach=f).setup(m)) for f, m in ((False, _HostAndDevice()), (True, _HostAndDevice()))]
     for step in range(3):
         rng = np.random.default_rng(step)
         for model, opt in runs:
