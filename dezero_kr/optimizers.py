@@ -62,7 +62,7 @@ class Optimizer:
     hyperparams = ()
     slots = ()
     # foreach=None groups only parameters of at most this many elements, where the copies
-    # in and out cost less than the calls they save (measured per class: bench tinyadam)
+    # in and out cost less than the calls they save (measured per class: bench/README.md, tinyadam)
     _flat_max_size = 4096
 
     def __init__(self, *, foreach=None):
