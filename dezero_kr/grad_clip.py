@@ -180,6 +180,12 @@ def clip_grad_norm(params, max_norm, norm_type=2.0, error_if_nonfinite=False, ep
     small enough are left untouched (the very same arrays).  A NaN/inf norm raises
     RuntimeError if ``error_if_nonfinite``; otherwise the gradients are scaled by
     it anyway, as PyTorch does (NaN norm -> NaN gradients).
+
+    Summation order: one norm per gradient array, in the order of ``params``,
+    combined with ``math.fsum`` -- never one norm over a concatenated buffer.
+    An optimizer's fused update (``foreach``) gathers the gradients only after
+    its hooks ran on the per-parameter arrays, so the norm, and the clipped
+    gradients, are the same with ``foreach`` on or off.
     """
     what = 'clip_grad_norm'
     _check_nonnegative(max_norm, 'max_norm', what)

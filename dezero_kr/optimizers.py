@@ -15,6 +15,17 @@ parameter path in ``state_dict()`` / ``save(path)``, so a checkpoint restores
 into a freshly built model (``load_state_dict`` / ``load``), and a resumed run
 matches an uninterrupted one exactly.
 
+Fused update (``foreach``): every optimizer here writes its rule once, on
+arrays (``_rule(p, g, *state)``).  ``update_one`` applies it to one parameter;
+by default (``foreach=None`` or ``True``) ``update`` applies it once per group
+of parameters of one dtype and array module, gathered into flat buffers
+(``_FlatGroup``: values and gradients copied in, one call each, the values
+copied back into each ``param.data``, which keeps its identity; the state
+lives in the buffers).  The rule is elementwise, so every element goes through
+the same IEEE operations as in the loop: the numbers are the same bit for
+bit.  ``foreach=False`` keeps the per-parameter loop, and so does any class
+that overrides ``update_one`` (DeZero-style optimizers) or ``_rule``.
+
 Learning-rate schedules are hooks too (``WarmupCosine``): they set the
 optimizer's learning-rate attribute from ``optimizer.t`` before each update.
 For ``Adam``/``AdamW`` that attribute is ``alpha``, the base step size; Adam's
@@ -35,21 +46,41 @@ from dezero_kr.grad_clip import AdaptiveClipGrad, ClipGradNorm, ClipGradValue, c
 # Optimizer
 # =============================================================================
 class Optimizer:
-    """Base class: subclasses implement ``update_one(param)``.
+    """Base class: subclasses implement ``_rule(p, g, *state)`` or, as in DeZero, ``update_one(param)``.
 
     Class attributes: ``lr_name`` (the attribute a schedule sets, None if
     there is none), ``hyperparams`` (saved in ``state_dict``), ``slots``
-    (names of the per-parameter state arrays).
+    (names of the per-parameter state arrays, in the order ``_rule`` takes them).
+
+    ``foreach`` (keyword only, as PyTorch's): None (the default) updates the
+    small parameters (``_flat_max_size`` elements or fewer, where that is
+    faster) in flat groups, True every parameter a group can take, False
+    keeps the per-parameter loop; the numbers are the same either way (see
+    ``fused``).  Anything else raises ``TypeError``.
     """
     lr_name = 'lr'
     hyperparams = ()
     slots = ()
+    # foreach=None groups only parameters of at most this many elements, where the copies
+    # in and out cost less than the calls they save (measured per class: bench/README.md, tinyadam)
+    _flat_max_size = 4096
 
-    def __init__(self):
+    def __init__(self, *, foreach=None):
+        if foreach is not None and not isinstance(foreach, bool):
+            raise TypeError(f'{type(self).__name__}: foreach must be None, True or False, got {foreach!r}')
         self.target = None
         self.hooks = []
         self.t = 0  # number of update() calls
         self._state = {}  # Parameter -> {slot name: array}
+        self._state_version = 0  # counts the arrays _slot made: the fused update then checks its views
+        self.foreach = foreach
+        self._flat = None  # the _FlatPlan of the fused update, built on its first use
+
+    def __getstate__(self):
+        """Copies and pickles leave the flat plan behind: its views would not be the copy's arrays."""
+        state = dict(self.__dict__)
+        state['_flat'] = None
+        return state
 
     def setup(self, target):
         """Optimise ``target``'s parameters (a Layer/Model, or anything with ``params()``); returns self.
@@ -62,10 +93,23 @@ class Optimizer:
         self.target = target
         return self
 
+    @property
+    def fused(self):
+        """Whether ``update`` uses the flat groups: ``foreach`` is not False and the class
+        keeps this module's ``update_one`` and its own ``_rule`` (a subclass that overrides
+        either, e.g. a DeZero-style ``update_one``, is updated parameter by parameter)."""
+        foreach = getattr(self, 'foreach', None)
+        cls = type(self)
+        if foreach is False or foreach is None and not cls._flat_max_size:
+            return False
+        return cls.update_one is Optimizer.update_one and cls._rule.__module__ == __name__ \
+            and cls._rule is not Optimizer._rule
+
     @host_operation  # static_graph re-runs the whole update (see dezero_kr.hooks)
     def update(self):
         """One optimisation step: count it (``t += 1``), run the hooks on the parameters that
-        have a gradient, then ``update_one`` each parameter whose gradient is still set.
+        have a gradient, then update each parameter whose gradient is still set: one by one
+        with ``update_one``, or group by group when ``fused``.
 
         Raises ``RuntimeError`` if ``setup`` was not called, ``ValueError`` naming the
         parameter if one to update holds a read-only array (before anything changes).
@@ -79,9 +123,22 @@ class Optimizer:
         self.t += 1
         for hook in self.hooks:
             hook(params)
+        if self.fused:
+            self._update_fused(params)
+            return
         for param in params:
             if param.grad is not None:  # a hook (FreezeParam) may have removed it
                 self.update_one(param)
+
+    def _update_fused(self, params):
+        """The fused update of ``params`` (taken before the hooks ran, so the plan stays the
+        same when a hook drops a gradient): the groups, then the parameters no group holds."""
+        plan, limit = getattr(self, '_flat', None), math.inf if self.foreach else self._flat_max_size
+        if plan is None or plan.limit != limit or not plan.knows(params):
+            plan = self._flat = _FlatPlan(params, limit, plan)
+        params = [p for p in params if p.grad is not None]
+        for param in plan.update(self, params) if plan.groups else params:
+            self.update_one(param)
 
     def _refuse_read_only(self, param):
         path = next((k for k, q in self._params_by_key().items() if q is param), param.name)
@@ -90,9 +147,17 @@ class Optimizer:
                          f'a writable copy (param.data = param.data.copy())')
 
     def update_one(self, param):
-        """Update ``param.data`` in place from ``param.grad.data`` (same shape and dtype).
+        """Update ``param.data`` in place from ``param.grad.data`` (same shape and dtype) by the
+        class's ``_rule``, with the parameter's state arrays (zeros on first use)."""
+        param.data = self._rule(param.data, param.grad.data, *[self._slot(param, n) for n in self.slots])
 
-        The subclass's rule; the base class raises ``NotImplementedError``.
+    def _rule(self, p, g, *state):
+        """The update rule on arrays: change ``p`` and the ``state`` arrays (``slots`` order) in
+        place from the gradient ``g``, element by element, and return ``p``.
+
+        Called once per parameter by ``update_one`` and once per flat group by the fused
+        update, so it must treat every element alike (no reductions, no shapes).  The base
+        class raises ``NotImplementedError``.
         """
         raise NotImplementedError(f'{type(self).__name__}.update_one is not implemented')
 
@@ -112,6 +177,7 @@ class Optimizer:
         a = state.get(name)
         if a is None:
             a = state[name] = cuda.get_array_module(param.data).zeros_like(param.data)
+            self._state_version += 1
         return a
 
     # --- saving and restoring state -----------------------------------------------
@@ -297,6 +363,185 @@ def _real_scalar(value, what, key):
 
 
 # =============================================================================
+# The fused update: values and gradients gathered into flat buffers, the state kept there
+# =============================================================================
+# A few NumPy calls per group instead of a few per parameter: Adam over a 32-32-10 MLP's six
+# float32 parameters takes 43 us per update in the loop, 22.5 us fused (python -m bench tinyadam).
+_FLAT_GROUP_SIZE = 1 << 15  # elements: larger groups split, so that their buffers stay in cache
+
+
+class _FlatPlan:
+    """Which parameters the fused update holds in flat groups (``_FlatGroup``) and which it
+    leaves to ``update_one``.
+
+    ``known`` maps each parameter the plan was made for to its ``.data`` then; ``knows``
+    checks those identities, so a parameter added to the model or one whose array was
+    replaced (``load_weights``, ``p.data = ...``, a device move) makes the optimizer build
+    a new plan (groups, memory-sharing check) before the update.
+    """
+    __slots__ = ('known', 'groups', 'where', 'limit')
+
+    def __init__(self, params, limit, old=None):
+        params = list(dict.fromkeys([*old.known, *params] if old is not None else params))
+        by_key = {}
+        for p in _flat_candidates(params, limit):
+            chunks = by_key.setdefault((p.data.dtype, cuda.get_array_module(p.data)), [[]])
+            if chunks[-1] and sum(q.data.size for q in chunks[-1]) + p.data.size > _FLAT_GROUP_SIZE:
+                chunks.append([])
+            chunks[-1].append(p)
+        self.groups = [_FlatGroup(ps, xp) for (_, xp), chunks in by_key.items() for ps in chunks]
+        self.limit = limit
+        self.where = {p: (g, i) for g in self.groups for i, p in enumerate(g.params)}
+        self.known = {p: p.data for p in params}
+
+    def knows(self, params):
+        """Whether every parameter of ``params`` still holds the array the plan saw."""
+        known = self.known
+        for p in params:
+            if known.get(p, _MISSING) is not p.data:
+                return False
+        return True
+
+    def update(self, opt, params):
+        """Apply ``opt._rule`` to the grouped ``params`` whose gradient fits their group;
+        return the others (in order) for ``update_one``."""
+        if len(set(params)) < len(params):
+            return params  # a parameter listed twice is updated twice, as the loop does
+        loose, chosen, where = [], {}, self.where
+        for p in params:
+            place = where.get(p)
+            if place is not None and place[0].takes(place[1], p.grad.data):
+                chosen.setdefault(place[0], []).append(place[1])
+            else:
+                loose.append(p)
+        for group, indices in chosen.items():
+            group.update(opt, indices)
+        return loose
+
+
+_MISSING = object()
+
+
+def _flat_candidates(params, limit):
+    """The parameters a flat group may take over: ``.data`` exactly an ndarray of its array
+    module (not a subclass such as a memmap), floating point, writeable, at most ``limit``
+    elements, and sharing no memory with another parameter's array (tied arrays must be
+    updated one after the other, as the loop does)."""
+    arrays = [p.data for p in params]
+    ok = [_flattenable(a, limit) for a in arrays]
+    for i, a in enumerate(arrays):
+        for j in range(i + 1, len(arrays)):
+            if (ok[i] or ok[j]) and _may_overlap(a, arrays[j]):
+                ok[i] = ok[j] = False
+    return [p for p, good in zip(params, ok) if good]
+
+
+def _flattenable(a, limit):
+    xp = cuda.get_array_module(a)
+    return type(a) is xp.ndarray and a.dtype.kind == 'f' and a.size <= limit \
+        and getattr(a.flags, 'writeable', True)  # CuPy's flags have no writeable
+
+
+def _may_overlap(a, b):
+    xp = cuda.get_array_module(a)
+    if not isinstance(a, xp.ndarray) or not isinstance(b, xp.ndarray):
+        return False  # not both arrays of one module: a None, or a host and a device array
+    return bool(xp.may_share_memory(a, b))
+
+
+def _runs(indices):
+    """``[(start, stop), ...]``: the runs of consecutive numbers in sorted ``indices``."""
+    runs, start = [], indices[0]
+    for prev, i in zip(indices, indices[1:]):
+        if i != prev + 1:
+            runs.append((start, prev + 1))
+            start = i
+    runs.append((start, indices[-1] + 1))
+    return runs
+
+
+class _FlatGroup:
+    """Parameters of one dtype and array module, updated together in flat buffers: one for
+    their values, one for their gradients, one per state slot.
+
+    Each update copies the members' ``.data`` in and the results back (in place: ``.data``
+    keeps its identity, as in the loop).  The state views replace the optimizer's state
+    arrays of a parameter on its first fused update (copied from them, or zeros where there
+    are none, as ``_slot`` gives).
+    """
+    __slots__ = ('params', 'shapes', 'offsets', 'flat', 'grad', 'state', 'views', 'values', 'xp', 'synced')
+
+    def __init__(self, params, xp):
+        self.params, self.xp = params, xp
+        self.shapes = [p.data.shape for p in params]
+        self.offsets = [0]
+        for p in params:
+            self.offsets.append(self.offsets[-1] + p.data.size)
+        dtype, total = params[0].data.dtype, self.offsets[-1]
+        self.flat, self.grad = xp.empty(total, dtype), xp.empty(total, dtype)
+        self.state, self.views = {}, [{} for _ in params]
+        self.synced = (None, None)  # (the optimizer's state dict, (_state_version, its length)) the views match
+        self.values = [self._view(self.flat, i) for i in range(len(params))]
+
+    def _view(self, flat, i):
+        return flat[self.offsets[i]:self.offsets[i + 1]].reshape(self.shapes[i])
+
+    def takes(self, i, g):
+        """Whether gradient ``g`` can be copied into member ``i``'s place unchanged
+        (the loop would otherwise promote, broadcast or refuse it)."""
+        return type(g) is self.flat.__class__ and g.dtype == self.flat.dtype and g.shape == self.shapes[i]
+
+    def update(self, opt, indices):
+        """Apply ``opt._rule`` to the members ``indices`` (ascending), one call per run of
+        neighbours: gather their values and gradients, update the slices, copy the values back."""
+        runs = [(0, len(self.params))] if len(indices) == len(self.params) else _runs(sorted(indices))
+        for a, b in runs:
+            lo, hi = self.offsets[a], self.offsets[b]
+            whole = (lo, hi) == (0, self.offsets[-1])  # the buffers themselves: no slices to make
+            flat, grad = (self.flat, self.grad) if whole else (self.flat[lo:hi], self.grad[lo:hi])
+            self._sync_state(opt, a, b)
+            self._gather([p.data for p in self.params[a:b]], flat)
+            self._gather([p.grad.data for p in self.params[a:b]], grad)
+            opt._rule(flat, grad, *[self.state[n] if whole else self.state[n][lo:hi] for n in opt.slots])
+            for p, value in zip(self.params[a:b], self.values[a:b]):
+                p.data[...] = value
+
+    def _gather(self, arrays, out):
+        """Copy ``arrays`` into ``out``, one after the other, in one call."""
+        if self.xp is np:
+            np.concatenate(arrays, axis=None, out=out)
+        else:
+            self.xp.concatenate([a.ravel() for a in arrays], out=out)
+
+    def _sync_state(self, opt, a, b):
+        """Make members a..b-1's state arrays in ``opt._state`` views of the flat state buffers:
+        values copied from the arrays there (loaded, or made by ``update_one``), zeros where
+        there are none (as ``_slot`` gives).  Skipped while the optimizer's state is the one
+        the views were made for (the same dict, as long, no array made by ``_slot`` since)."""
+        state, version = opt._state, (opt._state_version, len(opt._state))
+        if self.synced[0] is state and self.synced[1] == version and (a, b) == (0, len(self.params)):
+            return
+        for i in range(a, b):
+            slots, views = state.get(self.params[i]), self.views[i]
+            if slots is None:
+                slots = state[self.params[i]] = {}
+            for name in opt.slots:
+                if slots.get(name) is None or slots[name] is not views.get(name):
+                    self._install(name, i, slots)
+        if (a, b) == (0, len(self.params)):
+            self.synced = (state, version)
+
+    def _install(self, name, i, slots):
+        buf = self.state.get(name)
+        if buf is None:
+            buf = self.state[name] = self.xp.zeros_like(self.flat)
+        view = self.views[i][name] = self._view(buf, i)
+        current = slots.get(name)
+        view[...] = 0 if current is None else current
+        slots[name] = view
+
+
+# =============================================================================
 # Hooks
 # =============================================================================
 def _replace_grads(pairs):
@@ -335,7 +580,11 @@ class ClipGrad:
         self.max_norm = max_norm
 
     def __call__(self, params):
-        """Scale the gradients of ``params`` in place (see ``grad_clip.clip_grad_norm``, eps=1e-6)."""
+        """Scale the gradients of ``params`` in place (see ``grad_clip.clip_grad_norm``, eps=1e-6).
+
+        It runs on the per-parameter gradients before a fused update gathers them, so the
+        norm is summed in the same order (parameter by parameter) with ``foreach`` on or off.
+        """
         clip_grad_norm(params, self.max_norm, eps=1e-6)
 
 
@@ -413,13 +662,15 @@ class SGD(Optimizer):
     ``lr`` (default 0.01) is the step size; no state.
     """
     hyperparams = ('lr',)
+    _flat_max_size = 0  # two calls per parameter: the copies in and out cost more (foreach=True still groups)
 
-    def __init__(self, lr=0.01):
-        super().__init__()
+    def __init__(self, lr=0.01, *, foreach=None):
+        super().__init__(foreach=foreach)
         self.lr = lr
 
-    def update_one(self, param):
-        param.data -= self.lr * param.grad.data
+    def _rule(self, p, g):
+        p -= self.lr * g
+        return p
 
 
 class MomentumSGD(Optimizer):
@@ -430,17 +681,18 @@ class MomentumSGD(Optimizer):
     """
     hyperparams = ('lr', 'momentum')
     slots = ('v',)
+    _flat_max_size = 1024
 
-    def __init__(self, lr=0.01, momentum=0.9):
-        super().__init__()
+    def __init__(self, lr=0.01, momentum=0.9, *, foreach=None):
+        super().__init__(foreach=foreach)
         self.lr = lr
         self.momentum = momentum
 
-    def update_one(self, param):
-        v = self._slot(param, 'v')
+    def _rule(self, p, g, v):
         v *= self.momentum
-        v -= self.lr * param.grad.data
-        param.data += v
+        v -= self.lr * g
+        p += v
+        return p
 
 
 class AdaGrad(Optimizer):
@@ -451,20 +703,19 @@ class AdaGrad(Optimizer):
     hyperparams = ('lr', 'eps')
     slots = ('h',)
 
-    def __init__(self, lr=0.001, eps=1e-8):
-        super().__init__()
+    def __init__(self, lr=0.001, eps=1e-8, *, foreach=None):
+        super().__init__(foreach=foreach)
         self.lr = lr
         self.eps = eps
 
     def _accumulate(self, h, g):
         h += g * g
 
-    def update_one(self, param):
-        xp = cuda.get_array_module(param.data)
-        g = param.grad.data
-        acc = self._slot(param, self.slots[0])
+    def _rule(self, p, g, acc):
+        xp = cuda.get_array_module(p)
         self._accumulate(acc, g)
-        param.data -= self.lr * g / (xp.sqrt(acc) + self.eps)
+        p -= self.lr * g / (xp.sqrt(acc) + self.eps)
+        return p
 
 
 class AdaDelta(Optimizer):
@@ -478,21 +729,20 @@ class AdaDelta(Optimizer):
     hyperparams = ('rho', 'eps')
     slots = ('msg', 'msdx')
 
-    def __init__(self, rho=0.95, eps=1e-6):
-        super().__init__()
+    def __init__(self, rho=0.95, eps=1e-6, *, foreach=None):
+        super().__init__(foreach=foreach)
         self.rho = rho
         self.eps = eps
 
-    def update_one(self, param):
-        xp = cuda.get_array_module(param.data)
-        g = param.grad.data
-        msg, msdx = self._slot(param, 'msg'), self._slot(param, 'msdx')
+    def _rule(self, p, g, msg, msdx):
+        xp = cuda.get_array_module(p)
         msg *= self.rho
         msg += (1 - self.rho) * g * g
         dx = xp.sqrt((msdx + self.eps) / (msg + self.eps)) * g
         msdx *= self.rho
         msdx += (1 - self.rho) * dx * dx
-        param.data -= dx
+        p -= dx
+        return p
 
 
 class RMSprop(AdaGrad):
@@ -504,8 +754,8 @@ class RMSprop(AdaGrad):
     hyperparams = ('lr', 'alpha', 'eps')
     slots = ('v',)
 
-    def __init__(self, lr=0.01, alpha=0.99, eps=1e-8):
-        super().__init__(lr, eps)
+    def __init__(self, lr=0.01, alpha=0.99, eps=1e-8, *, foreach=None):
+        super().__init__(lr, eps, foreach=foreach)
         self.alpha = alpha
 
     def _accumulate(self, v, g):
@@ -525,8 +775,8 @@ class Adam(Optimizer):
     hyperparams = ('alpha', 'beta1', 'beta2', 'eps')
     slots = ('m', 'v')
 
-    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
-        super().__init__()
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, *, foreach=None):
+        super().__init__(foreach=foreach)
         self.alpha = alpha
         self.beta1 = beta1
         self.beta2 = beta2
@@ -538,15 +788,14 @@ class Adam(Optimizer):
         t = max(self.t, 1)  # before the first update: the value the first step will use
         return self.alpha * math.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
 
-    def update_one(self, param):
-        xp = cuda.get_array_module(param.data)
-        g = param.grad.data
-        m, v = self._slot(param, 'm'), self._slot(param, 'v')
+    def _rule(self, p, g, m, v):
+        xp = cuda.get_array_module(p)
         m += (1 - self.beta1) * (g - m)
         v += (1 - self.beta2) * (g * g - v)
         step = xp.sqrt(v)
         step += self.eps
-        param.data -= self.lr * (m / step)
+        p -= self.lr * (m / step)
+        return p
 
 
 class AdamW(Adam):
@@ -571,20 +820,22 @@ class AdamW(Adam):
     """
     hyperparams = Adam.hyperparams + ('weight_decay',)
 
-    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01):
-        super().__init__(alpha, beta1, beta2, eps)
+    def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, *, foreach=None):
+        super().__init__(alpha, beta1, beta2, eps, foreach=foreach)
         self.weight_decay = weight_decay
 
-    def update_one(self, param):
-        self._adamw_step(param, self.weight_decay)
+    def _rule(self, p, g, m, v):
+        return self._adamw_rule(p, g, m, v, self.weight_decay)
 
     def _adamw_step(self, param, weight_decay):
         """One torch-AdamW update of ``param`` with this ``weight_decay`` (0: no decay, e.g. for biases)."""
-        xp = cuda.get_array_module(param.data)
-        g = param.grad.data
+        param.data = self._adamw_rule(param.data, param.grad.data, self._slot(param, 'm'),
+                                      self._slot(param, 'v'), weight_decay)
+
+    def _adamw_rule(self, p, g, m, v, weight_decay):
+        xp = cuda.get_array_module(p)
         if weight_decay:
-            param.data *= 1 - self.alpha * weight_decay
-        m, v = self._slot(param, 'm'), self._slot(param, 'v')
+            p *= 1 - self.alpha * weight_decay
         m += (1 - self.beta1) * (g - m)
         v *= self.beta2
         v += (1 - self.beta2) * (g * g)
@@ -592,4 +843,5 @@ class AdamW(Adam):
         denom = xp.sqrt(v)
         denom /= math.sqrt(1 - self.beta2 ** t)
         denom += self.eps
-        param.data -= (self.alpha / (1 - self.beta1 ** t)) * (m / denom)
+        p -= (self.alpha / (1 - self.beta1 ** t)) * (m / denom)
+        return p

@@ -101,3 +101,10 @@ def test_microgpt_prints_the_compile_cost():
     line = next(line for line in out.splitlines() if 'compiling the generated source' in line)
     lines, ms = re.search(r'\((\d+) lines\) alone: (\d+\.\d+) ms', line).groups()
     assert int(lines) > 20 and float(ms) > 0
+
+
+def test_tinyadam_checks_its_numbers_and_prints_the_static_ratio():
+    out = _bench('tinyadam', '--iters', '2', '--repeat', '2')
+    assert 0.05 < _ratio(out, 'static / eager loop') < 3  # measured in the run, not a constant
+    loop, fused = (float(v) for v in re.search(r'loop (\d+\.\d+) us, fused (\d+\.\d+) us', out).groups())
+    assert loop > 0 and fused > 0

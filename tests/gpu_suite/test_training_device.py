@@ -151,6 +151,43 @@ def test_every_optimizer_and_its_state_on_the_device(cls):
         assert isinstance(p.data, cupy.ndarray)
 
 
+class _HostAndDevice(L.Layer):
+    """Two float32 and one float64 parameter on the device, two on the host."""
+
+    def __init__(self):
+        super().__init__()
+        rng = np.random.default_rng(7)
+        for i, (shape, dtype, dev) in enumerate([((3, 4), np.float32, True), ((4,), np.float32, True),
+                                                 ((2, 2), np.float64, True), ((5,), np.float32, False),
+                                                 ((), np.float32, False)]):
+            a = rng.standard_normal(shape).astype(dtype)
+            setattr(self, f'p{i}', dezero_kr.Parameter(cupy.asarray(a) if dev else a))
+
+
+@pytest.mark.parametrize('cls', OPTIMIZERS, ids=lambda c: c.__name__)
+def test_the_fused_update_groups_by_dtype_and_device_and_equals_the_loop(cls):
+    runs = [(m, cls(foreach=f).setup(m)) for f, m in ((False, _HostAndDevice()), (True, _HostAndDevice()))]
+    for step in range(3):
+        rng = np.random.default_rng(step)
+        for model, opt in runs:
+            for _, p in sorted(model.named_params()):
+                g = rng.standard_normal(p.data.shape).astype(p.data.dtype)
+                p.grad = Variable(cuda.get_array_module(p.data).asarray(g))
+            rng = np.random.default_rng(step)  # the same gradients for the second run
+            opt.update()
+        (loop_model, loop), (model, fused) = runs
+        for name, p in model.named_params():
+            q = dict(loop_model.named_params())[name]
+            a, b = cuda.as_numpy(p.data), cuda.as_numpy(q.data)
+            assert type(p.data) is type(q.data) and a.dtype == b.dtype and np.array_equal(a, b), \
+                f'{cls.__name__}: {name} after step {step}'
+        for key, slots in loop.state_dict()['state'].items():
+            for slot, a in slots.items():
+                assert np.array_equal(fused.state_dict()['state'][key][slot], a), (key, slot)
+    groups = {(g.flat.dtype, g.xp) for g in fused._flat.groups}
+    assert groups == {(np.dtype(np.float32), cupy), (np.dtype(np.float64), cupy), (np.dtype(np.float32), np)}
+
+
 @pytest.mark.parametrize('clip', [
     lambda ps: grad_clip.clip_grad_norm(ps, 0.5),
     lambda ps: grad_clip.clip_grad_value(ps, 0.01),
