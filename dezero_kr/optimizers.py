@@ -36,10 +36,11 @@ import math
 import numpy as np
 
 from dezero_kr import cuda
-from dezero_kr.core import Parameter, Variable
+from dezero_kr.core import Parameter, Variable  # noqa: F401 (names DeZero's module has)
 from dezero_kr.fileio import NpzReader, check_array_for, existing_npz_path, save_npz
 from dezero_kr.hooks import host_operation
 from dezero_kr.grad_clip import AdaptiveClipGrad, ClipGradNorm, ClipGradValue, clip_grad_norm  # noqa: F401 (re-exported hooks)
+from dezero_kr.optimizer_hooks import ClipGrad, FreezeParam, WarmupCosine, WeightDecay  # noqa: F401 (DeZero's names)
 
 
 # =============================================================================
@@ -398,7 +399,7 @@ class _FlatPlan:
         """Whether every parameter of ``params`` still holds the array the plan saw."""
         known = self.known
         for p in params:
-            if known.get(p, _MISSING) is not p.data:
+            if known.get(p, _UNSEEN) is not p.data:
                 return False
         return True
 
@@ -419,7 +420,7 @@ class _FlatPlan:
         return loose
 
 
-_MISSING = object()
+_UNSEEN = object()  # not a parameter the plan was made for
 
 
 def _flat_candidates(params, limit):
@@ -539,118 +540,6 @@ class _FlatGroup:
         current = slots.get(name)
         view[...] = 0 if current is None else current
         slots[name] = view
-
-
-# =============================================================================
-# Hooks
-# =============================================================================
-def _replace_grads(pairs):
-    """Give each parameter its new gradient array.
-
-    The gradient Variable keeps its identity unless several parameters share
-    it; those each get their own Variable, so no array is changed twice.
-    """
-    shared = {}
-    for param, _ in pairs:
-        shared[id(param.grad)] = shared.get(id(param.grad), 0) + 1
-    for param, new in pairs:
-        if shared[id(param.grad)] > 1:
-            param.grad = Variable(new)
-        else:
-            param.grad.data = new
-
-
-class WeightDecay:
-    """L2 penalty through the gradient: ``grad <- grad + rate * param`` (coupled; see ``AdamW``)."""
-
-    def __init__(self, rate):
-        self.rate = rate
-
-    def __call__(self, params):
-        """Replace each gradient of ``params`` by ``grad + rate * param`` (same dtype as the arrays)."""
-        # New arrays, computed before any is stored: the old gradient arrays may
-        # be shared between parameters or read-only broadcast views.
-        _replace_grads([(p, p.grad.data + self.rate * p.data) for p in params])
-
-
-class ClipGrad:
-    """DeZero's hook: scale all gradients so their global L2 norm is at most ``max_norm``."""
-
-    def __init__(self, max_norm):
-        self.max_norm = max_norm
-
-    def __call__(self, params):
-        """Scale the gradients of ``params`` in place (see ``grad_clip.clip_grad_norm``, eps=1e-6).
-
-        It runs on the per-parameter gradients before a fused update gathers them, so the
-        norm is summed in the same order (parameter by parameter) with ``foreach`` on or off.
-        """
-        clip_grad_norm(params, self.max_norm, eps=1e-6)
-
-
-class FreezeParam:
-    """Keep the given Layers' / Parameters' values fixed: their gradients are dropped before the update."""
-
-    def __init__(self, *layers):
-        self.freeze_params = []
-        for layer in layers:
-            if isinstance(layer, Parameter):
-                self.freeze_params.append(layer)
-            else:
-                self.freeze_params.extend(layer.params())
-
-    def __call__(self, params):
-        """Set the frozen parameters' ``grad`` to None, so ``update`` skips them."""
-        for p in self.freeze_params:
-            p.grad = None
-
-
-class WarmupCosine:
-    """Learning-rate schedule hook: linear warm-up, then cosine decay to ``min_lr``.
-
-    At update ``t`` (1-based): ``base_lr * t / warmup_steps`` for ``t <= warmup_steps``,
-    then ``min_lr + (base_lr - min_lr) (1 + cos(pi p)) / 2`` with
-    ``p = (t - warmup_steps) / (total_steps - warmup_steps)``, and ``min_lr``
-    after ``total_steps``.  Sets the optimizer's ``lr`` (``alpha`` for Adam/AdamW).
-    ``ValueError`` unless ``0 <= warmup_steps <= total_steps``.
-    """
-
-    def __init__(self, base_lr, warmup_steps, total_steps, min_lr=0.0):
-        if not 0 <= warmup_steps <= total_steps:
-            raise ValueError(f'WarmupCosine: need 0 <= warmup_steps <= total_steps, got '
-                             f'warmup_steps={warmup_steps}, total_steps={total_steps}')
-        self.base_lr = base_lr
-        self.warmup_steps = warmup_steps
-        self.total_steps = total_steps
-        self.min_lr = min_lr
-        self.optimizer = None
-
-    def attach(self, optimizer):
-        """Remember the optimizer to schedule (``add_hook`` calls this).
-
-        Raises ``ValueError`` when it has no learning rate (``lr_name`` None: ``AdaDelta``).
-        """
-        if optimizer.lr_name is None:
-            raise ValueError(f'WarmupCosine: {type(optimizer).__name__} has no learning rate to schedule')
-        self.optimizer = optimizer
-
-    def lr_at(self, t):
-        """The learning rate (a float) for update ``t`` (1-based), by the formula above."""
-        if self.warmup_steps and t <= self.warmup_steps:
-            return self.base_lr * t / self.warmup_steps
-        if t >= self.total_steps:
-            return self.min_lr
-        p = (t - self.warmup_steps) / (self.total_steps - self.warmup_steps)
-        return self.min_lr + 0.5 * (self.base_lr - self.min_lr) * (1 + math.cos(math.pi * p))
-
-    def __call__(self, params):
-        """Set the optimizer's learning rate to ``lr_at(optimizer.t)``.
-
-        Raises ``RuntimeError`` when the hook was not registered with ``add_hook``.
-        """
-        if self.optimizer is None:
-            raise RuntimeError('WarmupCosine: register it with optimizer.add_hook(schedule)')
-        setattr(self.optimizer, self.optimizer.lr_name, self.lr_at(self.optimizer.t))
 
 
 # =============================================================================
