@@ -258,3 +258,10 @@ def test_no_private_name_is_defined_in_two_modules():
                 if name.startswith('_') and not name.startswith('__'):
                     where.setdefault(name, set()).add(code_report.module_label(path))
     assert {n: sorted(m) for n, m in where.items() if len(m) > 1} == {}
+
+
+def test_no_module_of_the_package_is_over_800_lines():
+    """Issues 32 and 33: a module a reader can hold; a longer one is split by what it does."""
+    long = {code_report.module_label(p): n for p in MODULES
+            if (n := p.read_text(encoding='utf-8').count('\n')) > 800}
+    assert long == {}
