@@ -247,16 +247,9 @@ def test_no_private_name_is_defined_in_two_modules():
     classes or two ``_describe`` helpers read as one and are not)."""
     where = {}
     for path in MODULES:
-        for node in ast.parse(path.read_text(encoding='utf-8')).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                names = [node.name]
-            elif isinstance(node, ast.Assign):
-                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-            else:
-                continue
-            for name in names:
-                if name.startswith('_') and not name.startswith('__'):
-                    where.setdefault(name, set()).add(code_report.module_label(path))
+        for name, _ in code_report.defined_names(ast.parse(path.read_text(encoding='utf-8'))):
+            if name.startswith('_') and not name.startswith('__'):
+                where.setdefault(name, set()).add(code_report.module_label(path))
     assert {n: sorted(m) for n, m in where.items() if len(m) > 1} == {}
 
 

@@ -53,6 +53,18 @@ def public_names(tree):
     return out
 
 
+def defined_names(tree):
+    """``(name, node)`` of every name a module's top level defines: functions, classes and
+    plain assignments (``X = ...``), in order."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.append((node.name, node))
+        elif isinstance(node, ast.Assign):
+            out.extend((t.id, node) for t in node.targets if isinstance(t, ast.Name))
+    return out
+
+
 def _public_methods(cls):
     for item in cls.body:
         if not isinstance(item, ast.FunctionDef):
