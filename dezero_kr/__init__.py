@@ -41,3 +41,8 @@ def __getattr__(name):
 
 def __dir__():
     return sorted(set(globals()) | set(_TOOLS))
+
+
+# ``from dezero_kr import *`` gives what it gave before the tools became lazy: the names above
+# and the two tools (a star import loads them).
+__all__ = sorted([n for n in globals() if not n.startswith('_')] + list(_TOOLS))

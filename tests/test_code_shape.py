@@ -211,6 +211,14 @@ def test_import_dezero_kr_loads_no_tool_beyond_dezero():
     assert out[:3] == ['[]', 'True True', 'True True']
 
 
+def test_a_star_import_still_gives_the_tools():
+    namespace = {}
+    exec('from dezero_kr import *', namespace)
+    import dezero_kr.define_and_run as dar
+    assert namespace['static_graph'] is dar.static_graph and namespace['onnx'].export
+    assert {'Variable', 'functions', 'optimizers', 'no_grad'} <= set(namespace)
+
+
 def test_an_unknown_attribute_of_the_package_is_an_attribute_error():
     import dezero_kr
     with pytest.raises(AttributeError, match="no attribute 'static_grap'"):
