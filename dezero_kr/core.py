@@ -520,6 +520,12 @@ class Function:
         """
         raise NotImplementedError(f'{type(self).__name__}.backward is not implemented')
 
+    # Optional, not defined here: ``backward_arrays(self, *gys)``, the rule of ``backward``
+    # on plain arrays (one gradient array per output in, one per input out, summed to that
+    # input's shape, or None; called with backprop off).  A tool that replays a backward
+    # pass with no Variables uses it, but only where the class that defines ``backward``
+    # defines it too; otherwise it calls ``backward``.
+
     def jvp(self, *tangents):
         """Forward mode (the Jacobian-vector product): one tangent per input in (None = zero),
         one per output out, dy = J dx, written with the same operations."""

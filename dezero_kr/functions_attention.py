@@ -9,7 +9,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, widen
 from dezero_kr.core import Function, Variable, as_variable
-from dezero_kr.operators import add_tangents, as_grad, cached_or_rebuilt, operands
+from dezero_kr.operators import add_tangents, array_grad, as_grad, cached_or_rebuilt, operands
 from dezero_kr.operators_shape import get_item, matmul, scatter_grad, swap_last
 from dezero_kr.functions_math import stack
 from dezero_kr.functions_activation import in_float32, masked_fill, softmax, sum_exp
@@ -162,11 +162,18 @@ class MultiHeadAttention(Function):
         q, k, v, p = self._operands()
         g, = operands(gy)
         if not isinstance(g, Variable):
-            gqkv = _attention_vjp_packed(*in_float32(q, k, v, p, g), self.n_head, self.scale)
-            return Variable(rounded_to(gqkv, self.inputs[0].dtype))
+            return Variable(self._packed_grad(g, q, k, v, p))
         B, T, C = g.shape
         grads = _attention_vjp(q, k, v, p, _heads_view(g, self.n_head), self.scale)
         return as_grad(stack(grads).transpose((1, 3, 0, 2, 4)).reshape((B, T, 3 * C)), self.inputs[0])
+
+    def backward_arrays(self, gy):
+        return self._packed_grad(gy, *self._operands())
+
+    def _packed_grad(self, g, q, k, v, p):
+        """The plain path's dL/dqkv (arrays): ``_attention_vjp_packed``, in qkv's dtype."""
+        gqkv = _attention_vjp_packed(*in_float32(q, k, v, p, g), self.n_head, self.scale)
+        return rounded_to(gqkv, self.inputs[0].dtype)
 
     def jvp(self, dqkv):
         q, k, v, p = self._operands()
@@ -305,11 +312,17 @@ class TokenPositionEmbedding(Function):
         return wte[self.ids] + wpe[:self.ids.shape[1]]
 
     def backward(self, gy):
+        return self._vjp(as_grad, operands(gy)[0])
+
+    def backward_arrays(self, gy):
+        return self._vjp(array_grad, gy)
+
+    def _vjp(self, to_grad, g):
+        """The rule on the operand ``g`` (Variable or array); ``to_grad`` makes each result."""
         wte, wpe = self.inputs
-        g, = operands(gy)
         positions = slice(0, self.ids.shape[1])
-        return (as_grad(scatter_grad(g, self.ids, wte.data.shape), wte),
-                as_grad(scatter_grad(g.sum(axis=0), positions, wpe.data.shape), wpe))
+        return (to_grad(scatter_grad(g, self.ids, wte.data.shape), wte),
+                to_grad(scatter_grad(g.sum(axis=0), positions, wpe.data.shape), wpe))
 
     def jvp(self, dwte, dwpe):
         return add_tangents(None if dwte is None else get_item(dwte, self.ids),

@@ -7,7 +7,7 @@ import numpy as np
 from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, widen
 from dezero_kr.core import Function, Variable, as_variable, no_grad
-from dezero_kr.operators import add_tangents, as_grad, operands
+from dezero_kr.operators import add_tangents, array_grad, as_grad, operands
 from dezero_kr.operators_shape import reshape, sum
 from dezero_kr.functions_math import clip, log
 from dezero_kr.functions_activation import sigmoid, sigmoid_array, softmax
@@ -146,10 +146,15 @@ class SoftmaxCrossEntropy(Function):
         return p - one_hot(t.data, c, p.dtype, cuda.get_array_module(x.data)), 1 / n
 
     def backward(self, gy):
-        x = self.inputs[0]
+        return as_grad(self._grad_x(operands(gy)[0]), self.inputs[0]), None
+
+    def backward_arrays(self, gy):
+        return array_grad(self._grad_x(gy), self.inputs[0]), None
+
+    def _grad_x(self, g):
         d, inv_n = self._slope()
         # grouped as DeZero's (softmax(x) - onehot(t)) * (gy * (1 / N))
-        return as_grad(rounded_to(d * (operands(gy)[0] * inv_n), x.dtype), x), None
+        return rounded_to(d * (g * inv_n), self.inputs[0].dtype)
 
     def jvp(self, dx, dt=None):
         if dx is None:

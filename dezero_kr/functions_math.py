@@ -15,7 +15,8 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import may_hold_nan
 from dezero_kr.core import Constant, Function, Variable, as_variable
 from dezero_kr.operators import (  # noqa: F401
-    BinaryElementwise, Elementwise, Log, add_tangents, as_grad, broadcast_to, log, operands)
+    BinaryElementwise, Elementwise, Log, add_tangents, array_grad, as_grad, broadcast_to, log,
+    operands)
 from dezero_kr.operators_shape import matmul, reshape, sum, transpose  # noqa: F401
 
 # NumPy's own exception for a bad axis (a ValueError and an IndexError); moved in NumPy 2.
@@ -186,6 +187,10 @@ class Masking(Elementwise):
         mask = self._slope(x.data, self.outputs[0]().data)
         return as_grad(mask_grad(operands(gy)[0], mask), x)
 
+    def backward_arrays(self, gy):
+        x = self.inputs[0]
+        return array_grad(mask_grad(gy, self._slope(x.data, self.outputs[0]().data)), x)
+
     def jvp(self, dx):
         return mask_grad(dx, self._slope(self.inputs[0].data, self.outputs[0]().data))
 
@@ -205,6 +210,11 @@ class BinaryMasking(BinaryElementwise):
         g, = operands(gy)
         m0, m1 = self._masks()
         return as_grad(mask_grad(g, m0), x0), as_grad(mask_grad(g, m1), x1)
+
+    def backward_arrays(self, gy):
+        x0, x1 = self.inputs
+        m0, m1 = self._masks()
+        return array_grad(mask_grad(gy, m0), x0), array_grad(mask_grad(gy, m1), x1)
 
     def jvp(self, dx0, dx1):
         m0, m1 = self._masks()
@@ -451,16 +461,23 @@ class Linear(Function):
         return y
 
     def backward(self, gy):
+        return self._vjp(as_grad, *operands(gy, *self.inputs[:2]))
+
+    def backward_arrays(self, gy):
         x, W = self.inputs[:2]
-        g, a, w = operands(gy, x, W)  # one formula for Variables and plain arrays
+        return self._vjp(array_grad, gy, x.data, W.data)
+
+    def _vjp(self, to_grad, g, a, w):
+        """The rule on operands ``g, a, w`` (Variables or arrays); ``to_grad`` makes each result."""
+        x, W = self.inputs[:2]
         if g.ndim != 2:  # (..., O) and (..., I): the rows of all batch axes together
             g, a = g.reshape(-1, g.shape[-1]), a.reshape(-1, a.shape[-1])
-        gx = as_grad((g @ w.T).reshape(x.shape), x) if x.requires_grad else None
-        gW = as_grad(a.T @ g, W) if W.requires_grad else None
+        gx = to_grad((g @ w.T).reshape(x.shape), x) if x.requires_grad else None
+        gW = to_grad(a.T @ g, W) if W.requires_grad else None
         if len(self.inputs) == 2:
             return gx, gW
         b = self.inputs[2]
-        return gx, gW, as_grad(g, b) if b.requires_grad else None
+        return gx, gW, to_grad(g, b) if b.requires_grad else None
 
     def jvp(self, dx, dW, db=None):
         x, W = self.inputs[:2]

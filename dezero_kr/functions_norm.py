@@ -8,7 +8,7 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import rounded_to, sum_to as _sum_to_array, widen
 from dezero_kr.core import Config, Function, Variable, as_variable, state_lock
 from dezero_kr.operators import (
-    add_tangents, as_grad, broadcast_to, cached_or_rebuilt, operands, sum_to)
+    add_tangents, array_grad, as_grad, broadcast_to, cached_or_rebuilt, operands, sum_to)
 from dezero_kr.operators_shape import reshape
 from dezero_kr.functions_math import mean
 from dezero_kr.functions_activation import in_float32
@@ -80,26 +80,36 @@ class _Normalize(Function):
             proj = proj + g.sum(axis=self.axes, keepdims=True) * (1 / n)
         return (g - proj) * inv_std
 
-    def _param_grads(self, gy, xhat):
+    def _param_grads(self, gy, xhat, to_grad):
         """dL/dgamma = sum(gy xhat), dL/dbeta = sum(gy) over the normalised axes; gy an array or a Variable."""
         if len(self.inputs) == 1:
             return ()
         gamma = self.inputs[1]
-        ggamma = _sum_to_param(gy * xhat, self.pshape, gamma) if gamma.requires_grad else None
+        ggamma = None
+        if gamma.requires_grad:
+            ggamma = _sum_to_param(gy * xhat, self.pshape, gamma, to_grad)
         if len(self.inputs) < 3:
             return (ggamma,)
         beta = self.inputs[2]
-        gbeta = _sum_to_param(gy, self.pshape, beta) if beta.requires_grad else None
+        gbeta = _sum_to_param(gy, self.pshape, beta, to_grad) if beta.requires_grad else None
         return ggamma, gbeta
 
     def backward(self, gy):
+        return self._vjp(as_grad, operands(gy)[0])
+
+    def backward_arrays(self, gy):
+        gxs = self._vjp(array_grad, gy)
+        return gxs if len(gxs) > 1 else gxs[0]
+
+    def _vjp(self, to_grad, g):
+        """The rule on the operand ``g`` (Variable or array); ``to_grad`` makes each result."""
         x = self.inputs[0]
         xhat, inv_std = self._stats()
-        g, = in_float32(operands(gy)[0])  # float16: the sums below in float32 (array path)
+        g, = in_float32(g)  # float16: the sums below in float32 (array path)
         gx = None
         if x.requires_grad:
-            gx = as_grad(rounded_to(self._grad_x(g, xhat, inv_std), x.dtype), x)
-        return (gx,) + self._param_grads(g, xhat)
+            gx = to_grad(rounded_to(self._grad_x(g, xhat, inv_std), x.dtype), x)
+        return (gx,) + self._param_grads(g, xhat, to_grad)
 
     def _grad_x(self, gy, xhat, inv_std):
         """dL/dx from gy: gamma first (dL/dxhat = gy gamma), then ``_dxhat_to_dx``."""
@@ -124,12 +134,13 @@ class _Normalize(Function):
         return t
 
 
-def _sum_to_param(g, pshape, p):
-    """``g`` summed to ``pshape`` and shaped like the parameter ``p``: a gradient Variable
-    (of ``p``'s dtype: a float16 parameter's gradient is summed in float32, then rounded)."""
+def _sum_to_param(g, pshape, p, to_grad):
+    """``g`` summed to ``pshape`` and shaped like the parameter ``p``, made a gradient by
+    ``to_grad`` (of ``p``'s dtype: a float16 parameter's gradient is summed in float32,
+    then rounded)."""
     if isinstance(g, Variable):
         return reshape(sum_to(g, pshape), p.shape)
-    return Variable(rounded_to(_sum_to_array(g, pshape).reshape(p.shape), p.dtype))
+    return to_grad(rounded_to(_sum_to_array(g, pshape).reshape(p.shape), p.dtype), p)
 
 
 class LayerNorm(_Normalize):

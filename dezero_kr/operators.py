@@ -48,6 +48,10 @@ def _scalar_or_array(c, op):
 # that needs a function such as cos of an operand calls ``cos(a)`` for a
 # Variable and the NumPy ufunc for an array (``isinstance`` decides).
 #
+# A rule may also give ``backward_arrays``: the same formula called with gradient arrays
+# (backprop off), returning arrays (``array_grad``, ``broadcast_array``), for a tool that
+# runs a backward pass with no Variables at all (``Function.backward_arrays``).
+#
 # Three kinds of rule:
 # * elementwise ops give ``forward`` and their derivative ``_slope(x, y)``
 #   (``_slopes(x0, x1)`` with two inputs); ``Elementwise`` and
@@ -98,8 +102,16 @@ def as_grad(g, x):
         return Variable(g if g.shape == shape else _sum_to_array(g, shape))
     if isinstance(g, Variable):
         return sum_to(g, shape) if g.data.shape != shape else g
-    g = as_array(g)  # a NumPy scalar from a 0-d operation (or a CuPy array)
-    return Variable(g if g.shape == shape else _sum_to_array(g, shape))
+    return Variable(array_grad(g, x))
+
+
+def array_grad(g, x):
+    """``as_grad`` for ``backward_arrays``: the array ``g`` (a NumPy scalar from a 0-d
+    operation becomes a 0-d array) summed over broadcast axes to input ``x``'s shape."""
+    shape = x.data.shape
+    if g.__class__ is not np.ndarray:
+        g = as_array(g)  # a NumPy scalar (or a CuPy array)
+    return g if g.shape == shape else _sum_to_array(g, shape)
 
 
 def _bcast_tangent(t, y):
@@ -118,13 +130,16 @@ def add_tangents(a, b):
     return a + b
 
 
-def _times_factors(g, factors):
-    """``g`` times a slope given as a tuple of factors, multiplied in from the left
-    (``(g * a) * b``, the grouping of a rule written ``gy * a * b``).  The factors after
-    the first must not widen the product's shape or dtype: they multiply the fresh
-    product array in place (one temporary array fewer)."""
-    g = g * factors[0]
-    for factor in factors[1:]:
+def times_slope(g, slope):
+    """``g * slope``, the chain rule of an elementwise op.  A slope given as a tuple of
+    factors is multiplied in from the left (``(g * a) * b``, the grouping of a rule
+    written ``gy * a * b``); the factors after the first must not widen the product's
+    shape or dtype: they multiply the fresh product array in place (one temporary
+    array fewer)."""
+    if type(slope) is not tuple:
+        return g * slope
+    g = g * slope[0]
+    for factor in slope[1:]:
         g *= factor  # (a Variable has no in-place *=: g = g * factor, a new node)
     return g
 
@@ -144,13 +159,15 @@ class Elementwise(Function):
     def backward(self, gy):
         x = self.inputs[0]
         g, a, y = operands(gy, x, self.outputs[0]())
-        s = self._slope(a, y)
-        return as_grad(g * s if type(s) is not tuple else _times_factors(g, s), x)
+        return as_grad(times_slope(g, self._slope(a, y)), x)
+
+    def backward_arrays(self, gy):
+        x = self.inputs[0]
+        return array_grad(times_slope(gy, self._slope(x.data, self.outputs[0]().data)), x)
 
     def jvp(self, dx):
         y = self.outputs[0]()
-        s = self._slope(*operands(self.inputs[0], y))
-        return _bcast_tangent(dx * s if type(s) is not tuple else _times_factors(dx, s), y)
+        return _bcast_tangent(times_slope(dx, self._slope(*operands(self.inputs[0], y))), y)
 
 
 class BinaryElementwise(Function):
@@ -167,6 +184,11 @@ class BinaryElementwise(Function):
         g, a0, a1 = operands(gy, x0, x1)
         s0, s1 = self._slopes(a0, a1)
         return as_grad(g * s0, x0), as_grad(g * s1, x1)
+
+    def backward_arrays(self, gy):
+        x0, x1 = self.inputs
+        s0, s1 = self._slopes(x0.data, x1.data)
+        return array_grad(gy * s0, x0), array_grad(gy * s1, x1)
 
     def jvp(self, dx0, dx1):
         s0, s1 = self._slopes(*operands(*self.inputs))
@@ -188,6 +210,10 @@ class Add(Function):
         g, = operands(gy)
         return as_grad(g, x0), as_grad(g, x1)
 
+    def backward_arrays(self, gy):
+        x0, x1 = self.inputs
+        return array_grad(gy, x0), array_grad(gy, x1)
+
     def jvp(self, dx0, dx1):
         y = self.outputs[0]()
         return _bcast_tangent(add_tangents(dx0, dx1), y)
@@ -206,6 +232,10 @@ class Sub(Function):
         g, = operands(gy)
         return as_grad(g, x0), as_grad(-g, x1)
 
+    def backward_arrays(self, gy):
+        x0, x1 = self.inputs
+        return array_grad(gy, x0), array_grad(-gy, x1)
+
     def jvp(self, dx0, dx1):
         return _bcast_tangent(add_tangents(dx0, None if dx1 is None else -dx1),
                               self.outputs[0]())
@@ -221,6 +251,9 @@ class Neg(Function):
 
     def backward(self, gy):
         return as_grad(-operands(gy)[0], self.inputs[0])
+
+    def backward_arrays(self, gy):
+        return array_grad(-gy, self.inputs[0])
 
     def jvp(self, dx):
         return -dx
@@ -239,6 +272,9 @@ class _ConstantOperand(Function):
 
     def backward(self, gy):
         return as_grad(self._linear(operands(gy)[0]), self.inputs[0])
+
+    def backward_arrays(self, gy):
+        return array_grad(self._linear(gy), self.inputs[0])
 
     def jvp(self, dx):
         return _bcast_tangent(self._linear(dx), self.outputs[0]())
@@ -530,6 +566,9 @@ class SumTo(ShapeFunction):
     def backward(self, gy):
         return broadcast_grad(operands(gy)[0], self.inputs[0].data.shape)
 
+    def backward_arrays(self, gy):
+        return broadcast_array(gy, self.inputs[0].data.shape)
+
     def jvp(self, dx):
         return sum_to(dx, self.shape)
 
@@ -552,6 +591,9 @@ class BroadcastTo(ShapeFunction):
     def backward(self, gy):
         return as_grad(operands(gy)[0], self.inputs[0])  # summed to x's shape
 
+    def backward_arrays(self, gy):
+        return array_grad(gy, self.inputs[0])
+
     def jvp(self, dx):
         return broadcast_to(dx, self.shape)
 
@@ -560,7 +602,12 @@ def broadcast_grad(g, shape):
     """A gradient operand broadcast to ``shape`` (a read-only view for an array), as a Variable."""
     if isinstance(g, Variable):
         return broadcast_to(g, shape)
-    return Variable(cuda.get_array_module(g).broadcast_to(g, shape))
+    return Variable(broadcast_array(g, shape))
+
+
+def broadcast_array(g, shape):
+    """``broadcast_grad`` for ``backward_arrays``: the array ``g`` as a read-only view of ``shape``."""
+    return cuda.get_array_module(g).broadcast_to(g, shape)
 
 
 def broadcast_to(x, shape):

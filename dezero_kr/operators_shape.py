@@ -12,8 +12,8 @@ from dezero_kr import cuda
 from dezero_kr.array_utils import (array_sum, max_backward_shape, may_hold_nan, reshape_sum_backward,
                                    sum_to as _sum_to_array)
 from dezero_kr.core import Function, Variable
-from dezero_kr.operators import (ShapeFunction, add_tangents, as_grad, broadcast_grad, operands, sum_to,
-                                  to_shape)
+from dezero_kr.operators import (ShapeFunction, add_tangents, array_grad, as_grad, broadcast_array,
+                                  broadcast_grad, operands, sum_to, to_shape)
 
 
 class Reshape(ShapeFunction):
@@ -26,6 +26,10 @@ class Reshape(ShapeFunction):
     def backward(self, gy):
         x = self.inputs[0]
         return as_grad(operands(gy)[0].reshape(x.data.shape), x)
+
+    def backward_arrays(self, gy):
+        x = self.inputs[0]
+        return array_grad(gy.reshape(x.data.shape), x)
 
     def jvp(self, dx):
         return reshape(dx, self.shape)
@@ -50,10 +54,15 @@ class Transpose(Function):
         return x.transpose(self.axes)
 
     def backward(self, gy):
-        inv_axes = None
-        if self.axes is not None:
-            inv_axes = tuple(np.argsort([a % len(self.axes) for a in self.axes]).tolist())
-        return as_grad(operands(gy)[0].transpose(inv_axes), self.inputs[0])
+        return as_grad(operands(gy)[0].transpose(self._inverse_axes()), self.inputs[0])
+
+    def backward_arrays(self, gy):
+        return array_grad(gy.transpose(self._inverse_axes()), self.inputs[0])
+
+    def _inverse_axes(self):
+        if self.axes is None:
+            return None
+        return tuple(np.argsort([a % len(self.axes) for a in self.axes]).tolist())
 
     def jvp(self, dx):
         return transpose(dx, self.axes)
@@ -88,6 +97,10 @@ class GetItem(Function):
     def backward(self, gy):
         x = self.inputs[0]
         return as_grad(scatter_grad(operands(gy)[0], self.slices, x.data.shape), x)
+
+    def backward_arrays(self, gy):
+        x = self.inputs[0]
+        return array_grad(_scatter_add_at(gy, self.slices, x.data.shape), x)
 
     def jvp(self, dx):
         return get_item(dx, self.slices)
@@ -172,6 +185,10 @@ class Sum(Function):
         g = reshape_sum_backward(operands(gy)[0], x_shape, self.axis, self.keepdims)
         return broadcast_grad(g, x_shape)
 
+    def backward_arrays(self, gy):
+        x_shape = self.inputs[0].data.shape
+        return broadcast_array(reshape_sum_backward(gy, x_shape, self.axis, self.keepdims), x_shape)
+
     def jvp(self, dx):
         return sum(dx, self.axis, self.keepdims)
 
@@ -192,8 +209,15 @@ class MatMul(Function):
         return x @ W
 
     def backward(self, gy):
+        return self._vjp(as_grad, *operands(gy, *self.inputs))
+
+    def backward_arrays(self, gy):
         x, W = self.inputs
-        g, a, w = operands(gy, x, W)
+        return self._vjp(array_grad, gy, x.data, W.data)
+
+    def _vjp(self, to_grad, g, a, w):
+        """The rule on operands ``g, a, w`` (Variables or arrays); ``to_grad`` makes each result."""
+        x, W = self.inputs
         # A 1-D operand is a (1, n) row / (n, 1) column whose added axis NumPy
         # dropped from y: put it back in gy, use the matrix rule, drop it again.
         a2 = a if a.ndim > 1 else a.reshape((1,) + a.shape)
@@ -203,9 +227,9 @@ class MatMul(Function):
             g = g.reshape(batch + (a2.shape[-2], w2.shape[-1]))
         gx = gW = None
         if x.requires_grad:
-            gx = as_grad(_summed_to(g @ swap_last(w2), a2.shape).reshape(x.shape), x)
+            gx = to_grad(_summed_to(g @ swap_last(w2), a2.shape).reshape(x.shape), x)
         if W.requires_grad:
-            gW = as_grad(_summed_to(swap_last(a2) @ g, w2.shape).reshape(W.shape), W)
+            gW = to_grad(_summed_to(swap_last(a2) @ g, w2.shape).reshape(W.shape), W)
         return gx, gW
 
     def jvp(self, dx, dW):

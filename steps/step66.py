@@ -26,7 +26,8 @@ NumPy로 만든 배열, 연산 밖의 난수)는 기록하면서 찾아내고, �
 * stats: traces 2, 나머지는 재실행. 첫 호출이 기록하면서 가중치도 만들었으므로(입력 크기를
   첫 호출에서 정하는 지연 초기화), 그 난수가 다른 난수를 가리지 않았는지 둘째 호출에서 한 번 더
   기록해 확인한다. 가중치가 이미 있는 모델이면 traces 1.
-* 생성된 코드: 연산마다 그 연산의 forward/backward를 부르는 한 줄(Linear.forward, Tanh.backward).
+* 생성된 코드: 연산마다 그 연산의 forward/backward를 부르는 한 줄(Linear.forward,
+  Tanh.backward_arrays: backward와 같은 식을 Variable 없이 배열로 받고 돌려주는 입구).
   규칙을 NumPy 식으로 다시 쓰지 않으므로 규칙은 연산 클래스 한 곳에만 있다. 역전파는 엔진이 실행한
   순서 그대로, 기울기 저장 뒤 마지막 줄은 Optimizer_update(sgd).
 * if loss.data > 1 처럼 값으로 갈라지는 스텝은 경고(이 파일의 줄 번호)와 함께 eager로 돈다.

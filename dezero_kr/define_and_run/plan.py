@@ -429,6 +429,9 @@ class Plan:
         fname = self.names.by_id[id(g)]
         gy_names, gy_exprs = self._output_grads(f, grads)
         done = [e for e in gy_names if e not in grads.seeds]
+        if _array_rule(f, gxs):
+            self._array_step(f, fname, gy_names[0], gxs, grads, done)
+            return fname
         gx = self.names.local('gx')
         self.lines.append(f'{gx} = _tuple({fname}.backward({", ".join(gy_exprs)}))')
         results = [(i, self._called_grad(f, fname, gx, i, gxi))
@@ -439,6 +442,22 @@ class Plan:
         if done:  # freed as the engine pops them: peak memory as eager's
             self.lines.append(f'del {", ".join(done)}')
         return fname
+
+    def _array_step(self, f, fname, gy, gxs, grads, done):
+        """A node whose rule has ``backward_arrays``: arrays in and out, no Variable made."""
+        call = f'{fname}.backward_arrays({gy})'
+        if len(f.inputs) == 1:
+            if gxs[0] is not None:
+                self._arrive(f.inputs[0], call, grads)
+        else:
+            gx = self.names.local('gx')
+            self.lines.append(f'{gx} = {call}')
+            for i, gxi in enumerate(gxs):
+                if gxi is not None:
+                    self._arrive(f.inputs[i], f'{gx}[{i}]', grads)
+            done.append(gx)
+        if done:
+            self.lines.append(f'del {", ".join(done)}')
 
     def _output_grads(self, f, grads):
         """The gradients of ``f``'s outputs (popped: complete), as local names and as Variables."""
@@ -652,6 +671,21 @@ class _Grads:
     def pop(self, y):
         self.owner.pop(id(y))
         return self.name.pop(id(y))
+
+
+def _array_rule(f, gxs):
+    """Whether the replay may call ``f.backward_arrays`` (``core.Function`` says what it is):
+    a single-output ``f`` whose class defines ``backward_arrays`` where it defines
+    ``backward`` (a subclass that rewrites ``backward`` alone keeps the Variable call), and
+    whose traced gradients were Variables of their inputs' shapes (nothing to check)."""
+    if f.outputs.__class__ is not core.OutputRef:
+        return False
+    mro = type(f).__mro__
+    owner = next((k for k in mro if 'backward_arrays' in k.__dict__), None)
+    if owner is None or owner is not next(k for k in mro if 'backward' in k.__dict__):
+        return False
+    return all(g is None or g.__class__ is Variable and g.data.shape == x.data.shape
+               for g, x in zip(gxs, f.inputs))
 
 
 def _set_backprop(value):
