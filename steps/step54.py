@@ -117,25 +117,25 @@ def train(optimizer, x, y, iters, package=mydezero, hook=None, penalty=0.0):
     return losses, model
 
 
-OPTIMIZERS = [('AdaGrad', {'lr': 0.2}), ('RMSprop', {'lr': 0.01}),
-              ('Adam', {'alpha': 0.05})]
+OPTIMIZERS = [(optimizers.AdaGrad, {'lr': 0.2}), (optimizers.RMSprop, {'lr': 0.01}),
+              (optimizers.Adam, {'alpha': 0.05})]
 
 
 def check_optimizers(x, y):
     """직접 만든 AdaGrad, RMSprop, Adam과 dezero_kr의 것으로 20번 갱신한 매개변수가 같다.
     그다음 MomentumSGD와 손실 곡선을 비교한다."""
-    for name, kwargs in OPTIMIZERS:
-        _, a = train(getattr(optimizers, name)(**kwargs), x, y, 20)
-        _, b = train(getattr(reference_optimizers, name)(**kwargs), x, y, 20,
+    for cls, kwargs in OPTIMIZERS:
+        _, a = train(cls(**kwargs), x, y, 20)
+        _, b = train(getattr(reference_optimizers, cls.__name__)(**kwargs), x, y, 20,
                      package=dezero_kr)
         for p, q in zip(a.params(), b.params()):
             np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
     print('AdaGrad, RMSprop, Adam 확인: 20번 갱신한 매개변수가 dezero_kr.optimizers와 같다')
     steps = [0, 50, 100, 150, 199]
     print('\n' + ljust('sin 곡선 / 반복', 20) + ''.join(f'{s:>9d}' for s in steps))
-    for name, kwargs in [('MomentumSGD', {'lr': 0.2})] + OPTIMIZERS:
-        losses, _ = train(getattr(optimizers, name)(**kwargs), x, y, 200)
-        label = f'{name}({", ".join(f"{k}={v}" for k, v in kwargs.items())})'
+    for cls, kwargs in [(optimizers.MomentumSGD, {'lr': 0.2})] + OPTIMIZERS:
+        losses, _ = train(cls(**kwargs), x, y, 200)
+        label = f'{cls.__name__}({", ".join(f"{k}={v}" for k, v in kwargs.items())})'
         print(f'{label:<20}' + ''.join(f'{losses[s]:9.6f}' for s in steps))
 
 
