@@ -84,11 +84,11 @@ if __name__ == '__main__':
     x.cleargrad()
     y = F.get_item(x, (np.array([0, 0, 1]), np.array([1, 1, 2])))  # (0, 1)을 두 번
     y.backward()
-    print('x[[0, 0, 1], [1, 1, 2]] =', y.data, '  x.grad =', x.grad.data.tolist())
+    print('x[[0, 0, 1], [1, 1, 2]] =', y.data, '\n  x.grad =', x.grad.data.tolist())
     x.cleargrad()
     y = F.clip(x, 2.0, 5.0)
     y.backward()
-    print('clip(x, 2, 5) =', y.data.tolist(), '  x.grad =', x.grad.data.tolist())
+    print('clip(x, 2, 5) =', y.data.tolist(), '\n  x.grad =', x.grad.data.tolist())
 
     np.random.seed(0)
     model = MLP((10, 3))

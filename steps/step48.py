@@ -73,8 +73,8 @@ def check_against_package():
             np.testing.assert_allclose(x.grad.data, rx.grad.data,
                                        rtol=1e-12, atol=1e-15)
         assert gradient_check(lambda v, f=f: f(F, v), scores)
-    print('softmax, log_softmax, softmax_cross_entropy 확인: 값과 기울기 == dezero_kr'
-          ' (점수 x 100에서도),\n  수치 미분과 일치')
+    print('softmax, log_softmax, softmax_cross_entropy 확인:\n  값과 기울기 == dezero_kr'
+          ' (점수 x 100에서도), 수치 미분과 일치')
 
 
 def overflow():
@@ -94,8 +94,8 @@ def overflow():
     print(f'  정답 2의 손실: F.softmax_cross_entropy = {float(loss.data):.6f},'
           f' 조립판 = {float(naive_loss.data)}')
     (f1, v1), (f2, v2) = graph_size(loss), graph_size(naive_loss)
-    print(f'  그래프: softmax_cross_entropy는 함수 {f1}개, 변수 {v1}개;'
-          f' 조립판은 함수 {f2}개, 변수 {v2}개\n')
+    print(f'  그래프: softmax_cross_entropy는 함수 {f1}개, 변수 {v1}개,'
+          f'\n    조립판은 함수 {f2}개, 변수 {v2}개\n')
 
 
 if __name__ == '__main__':

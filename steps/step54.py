@@ -147,7 +147,7 @@ def check_weight_decay(x, y):
     _, penalized = train(optimizers.SGD(lr=0.2), x, y, 1, penalty=rate)
     assert all(array_allclose(p.data, q.data)
                for p, q in zip(hooked.params(), penalized.params()))
-    print(f'\nWeightDecay({rate}) 확인 (optimizer.add_hook): 한 걸음 == 손실에 '
+    print(f'\nWeightDecay({rate}) 확인 (optimizer.add_hook):\n  한 걸음 == 손실에 '
           f'{rate}/2 * sum(p^2)를 더한 한 걸음\n  (utils.array_allclose로 비교)\n')
 
 

@@ -410,7 +410,7 @@ def softmax_simple(x, axis=1):
 def softmax_cross_entropy_simple(x, t):
     x, t = as_variable(x), as_variable(t)
     N = x.shape[0]
-    p = softmax_simple(x)  # 큰 점수에서는 넘친다: 48단계의 softmax_cross_entropy
+    p = softmax_simple(x)  # 큰 점수에서는 넘친다 (48단계의 Softmax)
     p = clip(p, 1e-15, 1.0)  # log(0)을 피한다
     log_p = log(p)
     tlog_p = log_p[np.arange(N), t.data]

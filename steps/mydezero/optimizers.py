@@ -41,7 +41,7 @@ class Optimizer:
             f(params)
 
         for param in params:
-            if param.grad is not None:  # 훅이 지웠으면 건너뛴다 (58단계 FreezeParam)
+            if param.grad is not None:  # 훅이 지웠으면 건너뛴다 (FreezeParam)
                 self.update_one(param)
 
     def update_one(self, param):
