@@ -13,7 +13,7 @@ GPT는 "지금까지의 글자들을 보고 다음 글자의 확률"을 내는 �
 
 dezero_kr.models.GPT(vocab_size, block_size, n_embd, n_head, n_layer)가 이 모델이다. 데이터는 패키지에
 들어 있는 영어 이름 5,163개(dezero_kr.datasets.Names, '.'이 이름의 끝)를 한 줄로 이은 글자열이다.
-학습에는 기준 패키지의 AdamW(54단계의 Adam에 가중치 감쇠를 따로 더한 것)와 61단계의 전역 노름
+학습에는 기준 패키지의 AdamW(가중치 감쇠를 기울기와 떼어 따로 하는 Adam)와 61단계의 전역 노름
 클리핑(ClipGradNorm 훅)을 쓴다. 더 큰 설정, 학습률 스케줄, 체크포인트까지 갖춘 학습 스크립트는
 examples/gpt/train.py에 있다. (여기서는 간단히 이름들을 알파벳 순서로 이은 글자열에서 창을 뽑는다.
 그러면 앞 이름이 다음 이름의 힌트가 되어 학습 손실이 조금 낙관적이다. examples/gpt/train.py는 이름을
