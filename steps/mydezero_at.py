@@ -524,7 +524,7 @@ def docs_page():
            '  `VGG16(pretrained=True)`, `ResNet`, `utils.get_file`은 없다. 대신 저장소에 있는',
            '  8x8 숫자 `Digits`를 읽는다(51단계). Pillow가 필요한 이미지 변환(`Convert`, `Resize`,',
            '  `CenterCrop`, `ToArray`, `ToPIL`)과 `BatchNorm`(`batch_nrom`)도 없다.',
-           '  `RMSprop`은 DeZero에 없던 것을 더했다(46단계).',
+           '  `RMSprop`은 DeZero에 없던 것을 더했다(54단계).',
            '',
            '## 단계마다 더해지는 것',
            '']

@@ -19,6 +19,14 @@ L.Conv2d 13개와 L.Linear 3개를 속성으로 가진 Model이고(층 이름은
 conv1_1 ... fc8), forward는 위 설명을 그대로 옮긴 것이다(합성곱과 풀링은 57단계의 F.conv2d, F.pooling).
 같은 시드로 만든 dezero_kr.models.VGG16과 출력, 매개변수가 같은지 확인한다.
 
+학습된 가중치는 다른 문제에도 쓴다(전이 학습): 합성곱 블록은 이미 배운 특징 추출기로 그대로 두고,
+새 클래스 수에 맞춘 마지막 층만 학습한다. 그때 쓰는 것이 46단계의 optimizer.add_hook에 다는 훅
+FreezeParam(층 또는 매개변수, ...)이다. 이 단계에서 mydezero/optimizers.py에 직접 만든다: 고정할 층의
+매개변수를 기억해 두었다가, 갱신 직전에 그 기울기를 지운다(p.grad = None). Optimizer.update는 기울기가
+지워진 매개변수를 건너뛴다. 여기서는 VGG16 대신 같은 모양의 작은 CNN(합성곱 하나 + 완전연결층
+하나)으로 한 걸음 갱신해 본다: 고정한 합성곱은 그대로, 완전연결층만 바뀌고, 바뀐 값이 같은 시드의
+dezero_kr.optimizers.FreezeParam과 같다.
+
 입력 크기: DEZERO_KR_FAST=1(테스트)이면 32x32 이미지 하나로 forward (1초 안쪽). 그냥 실행하면 학습된
 가중치와 같은 224x224로 forward하고 매개변수 개수가 1억 3,835만 7,544개가 된다(약 20초, 비교할 모델까지
 메모리 약 2 GB).
@@ -29,14 +37,19 @@ fc6의 입력 크기는 첫 입력에서 정해진다: 32x32면 512 x 1 x 1, 224
 * 층별 매개변수 개수와 합계: 대부분이 fc6에 몰려 있다(224x224일 때 약 74%).
 * 직접 만든 VGG16과 dezero_kr.models.VGG16의 출력, 매개변수가 같다 (test_mode: 드롭아웃을 끈다).
   (합성곱을 계산하는 순서가 달라 float32의 끝자리는 다를 수 있다: 출력은 상대 오차 1e-5 안에서 비교)
+* FreezeParam: 한 걸음 뒤 고정한 합성곱의 W, b는 그대로, 완전연결층만 바뀐다(dezero_kr와 같게).
 """
 import numpy as np
 
 import dezero_kr  # 기준 패키지
+import dezero_kr.layers
 import dezero_kr.models
+import dezero_kr.optimizers
 import mydezero
 import mydezero.functions as F
+import mydezero.layers
 import mydezero.models
+import mydezero.optimizers
 
 from _common import FAST
 
@@ -67,6 +80,46 @@ def build_and_run(package, size):
     return model, x, y
 
 
+def freeze_step(package):
+    """작은 CNN을 합성곱을 고정한 채 SGD로 한 걸음. (갱신 전, 갱신 뒤의 {층: [W, b]})."""
+    L = package.layers
+    np.random.seed(0)
+    model = package.Model()
+    model.conv = L.Conv2d(4, kernel_size=3, pad=1)  # 학습된 특징 추출기라고 친다
+    model.fc = L.Linear(3)                          # 새 문제의 클래스 3개
+    x = np.random.rand(2, 1, 6, 6).astype(np.float32)
+    t = np.array([0, 2])
+
+    def forward(x):
+        h = package.functions.relu(model.conv(x))
+        return model.fc(package.functions.reshape(h, (len(x), -1)))
+
+    loss = package.functions.softmax_cross_entropy(forward(x), t)  # 매개변수가 생긴다
+    before = {name: [p.data.copy() for p in getattr(model, name).params()]
+              for name in ('conv', 'fc')}
+    optimizer = package.optimizers.SGD(lr=0.5).setup(model)
+    optimizer.add_hook(package.optimizers.FreezeParam(model.conv))
+    model.cleargrads()
+    loss.backward()
+    optimizer.update()
+    after = {name: [p.data for p in getattr(model, name).params()]
+             for name in ('conv', 'fc')}
+    return before, after
+
+
+def check_freeze():
+    before, after = freeze_step(mydezero)
+    _, reference = freeze_step(dezero_kr)
+    for name in ('conv', 'fc'):
+        same = all(np.array_equal(a, b) for a, b in zip(before[name], after[name]))
+        assert same == (name == 'conv'), name  # conv만 그대로, fc는 갱신된다
+        for a, b in zip(after[name], reference[name]):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    change = max(float(np.abs(a - b).max()) for a, b in zip(before['fc'], after['fc']))
+    print('\nFreezeParam(model.conv) 확인: SGD 한 걸음 뒤 conv의 W, b는 그대로,'
+          f'\n  fc만 바뀐다(가장 크게 바뀐 원소 {change:.4f}), dezero_kr의 FreezeParam과 같다')
+
+
 if __name__ == '__main__':
     size = 32 if FAST else 224
     print(f'입력 (1, 3, {size}, {size})')
@@ -92,3 +145,4 @@ if __name__ == '__main__':
     print(f'  합계 {total:,d}')
     print(f'\n점수 {y.shape} {y.dtype}, 모두 유한한 값: {bool(np.isfinite(y.data).all())}'
           '\n(무작위 가중치라 어느 클래스가 큰지는 의미가 없다)')
+    check_freeze()

@@ -18,6 +18,7 @@
 """
 import ast
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -157,6 +158,56 @@ def test_every_step_has_pieces_and_a_check_or_says_what_its_script_writes():
     assert SCRIPT_ONLY == [24, 25, 27, 28, 29, 31, 32, 33, 34, 36, 37]
 
 
+def added_names(n):
+    """The names step n adds to the package, as ``--changes`` lists them: top-level names new to
+    the package (a name moved to a new file, as core_simple's into core, is not new; private
+    helpers not counted) and the new members of classes that were there (``Variable.max``).
+    ``__init__.py`` only re-exports."""
+    old = mydezero_at.package_at(n - 1) if n > mydezero_at.FIRST else {}
+    before = {x for name, text in old.items() if name != '__init__.py'
+              for x in mydezero_at.top_names(text)}
+    added = []
+    for name, text in mydezero_at.package_at(n).items():
+        if name == '__init__.py' or old.get(name) == text:
+            continue
+        added += [x for x in mydezero_at.top_names(text)
+                  if x not in before and not x.startswith('_')]
+        if name in old:
+            members = mydezero_at.member_names(old[name])
+            added += [f'{cls}.{m}' for cls, ms in mydezero_at.member_names(text).items()
+                      if cls in members for m in ms if m not in members[cls]]
+    return added
+
+
+MOST_NAMES = 8  # what a learner writes in one sitting
+# over that: 23 gathers steps 1-22 (already written once) into core_simple; 30 adds Sin, Cos,
+# Log and utils' numerical checks to the new core; 52 the cuda module and a to_cpu/to_gpu pair
+# on three classes; 57 conv2d and pooling, simple and fast
+OVER = {23: 23, 30: 11, 52: 12, 57: 21}
+
+
+def test_no_step_adds_more_names_than_a_learner_writes_in_one_sitting():
+    counts = {n: len(added_names(n)) for n in STEPS}
+    assert {n: c for n, c in counts.items() if c > MOST_NAMES} == OVER, counts
+    assert [counts[n] for n in (46, 47, 48, 54, 58)] == [4, 8, 8, 7, 2]
+
+
+@pytest.mark.parametrize('piece, n', [
+    ('SGD', 46), ('MomentumSGD', 46), ('zeros_like', 46), ('Adam', 54), ('AdaGrad', 54),
+    ('RMSprop', 54), ('WeightDecay', 54), ('FreezeParam', 58), ('Variable.__getitem__', 47),
+    ('get_item', 47), ('softmax_simple', 47), ('softmax_cross_entropy_simple', 47),
+    ('clip', 47), ('softmax', 48), ('softmax_cross_entropy', 48), ('log_softmax', 48),
+    ('logsumexp', 48), ('get_spiral', 48)])
+def test_a_piece_enters_at_the_step_that_first_uses_it(piece, n):
+    assert piece in added_names(n)
+    assert not any(piece in added_names(k) for k in STEPS if k != n)
+    # the step's own script names it (that no earlier script uses it: each step runs against
+    # the package as of that step, tests/test_mydezero.py)
+    word = piece.split('.')[-1]
+    script = (STEPS_DIR / f'step{n:02d}.py').read_text(encoding='utf-8')
+    assert re.search(rf'\b{re.escape(word)}\b', script), (piece, n)
+
+
 @pytest.mark.parametrize('n', SCRIPT_ONLY, ids=[f'step{n}' for n in SCRIPT_ONLY])
 def test_a_step_without_pieces_says_so_and_its_check_grades_the_script(n, tmp_path):
     done = _tool(n, tmp_path, '--blank')
@@ -219,7 +270,7 @@ MISTAKES = [
     (38, 'functions.py', 'return transpose(gy, inv_axes)', 'return transpose(gy, self.axes)',
      'transpose(x, (2, 0, 1)) (축을 준 전치): 입력 0의 기울기 (dezero_kr와 비교)',
      '모양이 다릅니다'),
-    (46, 'optimizers.py', 'return self.alpha * math.sqrt(fix2) / fix1', 'return self.alpha',
+    (54, 'optimizers.py', 'return self.alpha * math.sqrt(fix2) / fix1', 'return self.alpha',
      'Adam: 4번 갱신한 뒤의 매개변수 (dezero_kr의 Adam와 비교) [0]', '최대 절대 차이'),
     (54, 'functions.py', '    else:\n        return x\n',
      '    else:\n        return x * (1.0 - dropout_ratio)\n',

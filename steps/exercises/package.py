@@ -398,9 +398,6 @@ def check_45(t):
     _layer_grads(t, 'MLP((4, 4, 2), activation=tanh)', tanh_mlp, A, lambda y: F.sum(y * y))
 
 
-OPTIMIZERS = ['SGD', 'MomentumSGD', 'AdaGrad', 'RMSprop', 'Adam']
-
-
 def _train(models_mod, opt_mod, F, name, hooks=()):
     np.random.seed(5)
     model = models_mod.MLP((6, 2))
@@ -417,25 +414,32 @@ def _train(models_mod, opt_mod, F, name, hooks=()):
     return [np.array(_data(p)) for p in model.params()]
 
 
-@step(46, '옵티마이저 (SGD, MomentumSGD, AdaGrad, RMSprop, Adam)와 훅')
-def check_46(t):
+def _optimizers(t, names):
+    """names의 옵티마이저로 MLP((6, 2))를 4번 갱신한 매개변수 (dezero_kr의 같은 이름과 비교)."""
     O, models, F = mod('optimizers'), mod('models'), mod('functions')
-    for name in OPTIMIZERS:
+    for name in names:
         with t.part(f'{name}으로 MLP((6, 2))를 4번 갱신'):
             got = _train(models, O, F, name)
         _close_all(t, f'{name}: 4번 갱신한 뒤의 매개변수 (dezero_kr의 {name}와 비교)', got,
                    _train(dezero_kr.models, RO, RF, name), rtol=1e-5, atol=1e-7)
-    hooks = [('WeightDecay(0.1)', lambda m, o: o.WeightDecay(0.1)),
-             ('FreezeParam(l0)', lambda m, o: o.FreezeParam(m.l0))]
-    for label, make in hooks:
-        with t.part(f'SGD와 훅 {label}'):
-            got = _train(models, O, F, 'SGD', [lambda m, make=make: make(m, O)])
-        _close_all(t, f'SGD와 훅 {label} (dezero_kr와 비교)', got,
-                   _train(dezero_kr.models, RO, RF, 'SGD', [lambda m, make=make: make(m, RO)]),
-                   rtol=1e-5, atol=1e-7)
 
 
-@step(47, 'get_item, softmax, 교차 엔트로피, log_softmax, clip, logsumexp')
+def _hook(t, label, make):
+    """SGD에 훅 make(model, optimizers 모듈)을 달고 4번 갱신한 매개변수 (dezero_kr와 비교)."""
+    O, models, F = mod('optimizers'), mod('models'), mod('functions')
+    with t.part(f'SGD와 훅 {label}'):
+        got = _train(models, O, F, 'SGD', [lambda m: make(m, O)])
+    _close_all(t, f'SGD와 훅 {label} (dezero_kr와 비교)', got,
+               _train(dezero_kr.models, RO, RF, 'SGD', [lambda m: make(m, RO)]),
+               rtol=1e-5, atol=1e-7)
+
+
+@step(46, '옵티마이저 (Optimizer, SGD, MomentumSGD)')
+def check_46(t):
+    _optimizers(t, ['SGD', 'MomentumSGD'])
+
+
+@step(47, 'get_item, softmax_simple, softmax_cross_entropy_simple, clip')
 def check_47(t):
     F = mod('functions')
     labels = np.array([2, 0])
@@ -446,14 +450,31 @@ def check_47(t):
          lambda a: F.get_item(a, (np.array([0, 1, 0]), np.array([2, 2, 2]))),
          lambda a: RF.get_item(a, (np.array([0, 1, 0]), np.array([2, 2, 2]))), (A,)),
         ('softmax_simple(x)', F.softmax_simple, RF.softmax, (A,)),
-        ('softmax(x)', F.softmax, RF.softmax, (A,)),
-        ('log_softmax(x)', F.log_softmax, RF.log_softmax, (A,)),
         ('softmax_cross_entropy_simple(x, t)', lambda a: F.softmax_cross_entropy_simple(a, labels),
-         lambda a: RF.softmax_cross_entropy(a, labels), (A,)),
-        ('softmax_cross_entropy(x, t)', lambda a: F.softmax_cross_entropy(a, labels),
          lambda a: RF.softmax_cross_entropy(a, labels), (A,)),
         ('clip(x, -0.5, 0.5)', lambda a: F.clip(a, -0.5, 0.5), lambda a: RF.clip(a, -0.5, 0.5),
          (A,)),
+    ]
+    for label, mine, ref, arrays in cases:
+        _function_case(t, label, mine, ref, arrays)
+
+
+@step(48, 'datasets.get_spiral, 넘치지 않는 softmax, softmax_cross_entropy, log_softmax, '
+          'logsumexp')
+def check_48(t):
+    with t.part('get_spiral(train=True)'):
+        x, label = mod('datasets').get_spiral(train=True)
+    _same(t, 'get_spiral(train=True)의 x', x)
+    _same(t, 'get_spiral(train=True)의 t', label)
+    F = mod('functions')
+    labels = np.array([2, 0])
+    cases = [
+        ('softmax(x)', F.softmax, RF.softmax, (A,)),
+        ('log_softmax(x)', F.log_softmax, RF.log_softmax, (A,)),
+        ('softmax_cross_entropy(x, t)', lambda a: F.softmax_cross_entropy(a, labels),
+         lambda a: RF.softmax_cross_entropy(a, labels), (A,)),
+        ('softmax(x * 300) (큰 점수에서 넘치지 않게)', lambda a: F.softmax(a * 300),
+         lambda a: RF.softmax(a * 300), (A,)),
     ]
     for label, mine, ref, arrays in cases:
         _function_case(t, label, mine, ref, arrays)
@@ -462,14 +483,6 @@ def check_47(t):
     t.close('utils.logsumexp(x * 300, axis=1) (넘치지 않게)', got,
             np.log(np.exp(A * 300 - (A * 300).max(1, keepdims=True)).sum(1, keepdims=True))
             + (A * 300).max(1, keepdims=True), rtol=1e-12)
-
-
-@step(48, 'datasets.get_spiral')
-def check_48(t):
-    with t.part('get_spiral(train=True)'):
-        x, label = mod('datasets').get_spiral(train=True)
-    _same(t, 'get_spiral(train=True)의 x', x)
-    _same(t, 'get_spiral(train=True)의 t', label)
 
 
 @step(49, 'Dataset, Spiral, transforms')
@@ -568,7 +581,7 @@ def check_53(t):
     _same(t, '처음 모델의 출력', y)
 
 
-@step(54, 'dropout, test_mode, Config.train')
+@step(54, 'dropout, test_mode, Config.train, AdaGrad, RMSprop, Adam, WeightDecay')
 def check_54(t):
     F, core = mod('functions'), mod('core')
     x = DROP
@@ -585,6 +598,8 @@ def check_54(t):
     t.equal('test_mode 안의 Config.train', train_flag, False)
     t.close('test_mode 안의 dropout(x, 0.3) (평가 때는 x 그대로)', got, x, rtol=0)
     t.equal('test_mode 밖의 Config.train', bool(core.Config.train), True)
+    _optimizers(t, ['AdaGrad', 'RMSprop', 'Adam'])
+    _hook(t, 'WeightDecay(0.1)', lambda m, o: o.WeightDecay(0.1))
 
 
 @step(55, 'utils.get_conv_outsize, get_deconv_outsize, pair')
@@ -670,12 +685,13 @@ def check_57(t):
                  lambda y: F.sum(y * y))
 
 
-@step(58, 'models.VGG16')
+@step(58, 'models.VGG16, FreezeParam')
 def check_58(t):
     np.random.seed(0)
     with t.part('VGG16()의 순전파 (1, 3, 32, 32)'):
         y = mod('models').VGG16()(np.random.default_rng(0).standard_normal((1, 3, 32, 32)))
     _same(t, 'VGG16()(x (1, 3, 32, 32))의 출력', _data(y), rtol=1e-9, atol=1e-12)
+    _hook(t, 'FreezeParam(l0)', lambda m, o: o.FreezeParam(m.l0))
 
 
 def _recurrent(t, label, make, ref_make, F, steps=3):

@@ -407,6 +407,42 @@ def softmax_simple(x, axis=1):
     return y / sum_y
 
 
+def softmax_cross_entropy_simple(x, t):
+    x, t = as_variable(x), as_variable(t)
+    N = x.shape[0]
+    p = softmax_simple(x)  # 큰 점수에서는 넘친다 (48단계의 Softmax)
+    p = clip(p, 1e-15, 1.0)  # log(0)을 피한다
+    log_p = log(p)
+    tlog_p = log_p[np.arange(N), t.data]
+    y = -1 * sum(tlog_p) / N
+    return y
+
+
+class Clip(Function):
+    def __init__(self, x_min, x_max):
+        self.x_min = x_min
+        self.x_max = x_max
+
+    def forward(self, x):
+        y = np.clip(x, self.x_min, self.x_max)
+        return y
+
+    def backward(self, gy):
+        x, = self.inputs
+        mask = (x.data >= self.x_min) * (x.data <= self.x_max)
+        gx = gy * mask
+        return gx
+
+
+def clip(x, x_min, x_max):
+    return Clip(x_min, x_max)(x)
+#@ end
+#@ step 48
+
+
+# =============================================================================
+# 넘치지 않는 소프트맥스와 교차 엔트로피 (학습에 쓰는 것)
+# =============================================================================
 class Softmax(Function):
     def __init__(self, axis=1):
         self.axis = axis
@@ -429,17 +465,6 @@ def softmax(x, axis=1):
     return Softmax(axis)(x)
 
 
-def softmax_cross_entropy_simple(x, t):
-    x, t = as_variable(x), as_variable(t)
-    N = x.shape[0]
-    p = softmax(x)
-    p = clip(p, 1e-15, 1.0)  # log(0)을 피한다
-    log_p = log(p)
-    tlog_p = log_p[np.arange(N), t.data]
-    y = -1 * sum(tlog_p) / N
-    return y
-
-
 class SoftmaxCrossEntropy(Function):
     """x (N, C) 점수와 정답 번호 t (N,)의 교차 엔트로피, N으로 나눈 평균."""
 
@@ -448,13 +473,13 @@ class SoftmaxCrossEntropy(Function):
         log_z = utils.logsumexp(x, axis=1)
         log_p = x - log_z
 #@ end
-#@ step 47-51
+#@ step 48-51
         xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
         xp = cuda.get_array_module(x)
 #@ end
-#@ step 47
+#@ step 48
         log_p = log_p[xp.arange(N), t.ravel()]
         y = -log_p.sum() / np.float32(N)
         return y
@@ -466,13 +491,13 @@ class SoftmaxCrossEntropy(Function):
         gy *= 1 / N
         y = softmax(x)
 #@ end
-#@ step 47-51
+#@ step 48-51
         xp = np  # 배열 모듈 (52단계에서 cupy도 고르게 된다)
 #@ end
 #@ step 52
         xp = cuda.get_array_module(t.data)
 #@ end
-#@ step 47
+#@ step 48
         t_onehot = xp.eye(CLS_NUM, dtype=t.dtype)[t.data]
         y = (y - t_onehot) * gy
         return y
@@ -501,26 +526,6 @@ class LogSoftmax(Function):
 
 def log_softmax(x, axis=1):
     return LogSoftmax(axis)(x)
-
-
-class Clip(Function):
-    def __init__(self, x_min, x_max):
-        self.x_min = x_min
-        self.x_max = x_max
-
-    def forward(self, x):
-        y = np.clip(x, self.x_min, self.x_max)
-        return y
-
-    def backward(self, gy):
-        x, = self.inputs
-        mask = (x.data >= self.x_min) * (x.data <= self.x_max)
-        gx = gy * mask
-        return gx
-
-
-def clip(x, x_min, x_max):
-    return Clip(x_min, x_max)(x)
 #@ end
 #@ step 50
 

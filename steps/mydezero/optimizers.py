@@ -1,5 +1,6 @@
 #@ file step 46
-"""옵티마이저: 기울기로 매개변수를 고친다 (46단계).
+"""옵티마이저: 기울기로 매개변수를 고친다 (46단계: Optimizer, SGD, MomentumSGD;
+54단계: AdaGrad, RMSprop, Adam과 WeightDecay 훅; 58단계: FreezeParam 훅).
 
     optimizer = SGD(lr=0.1).setup(model)
     ...
@@ -9,11 +10,15 @@
 상태(속도 v, 누적 h ...)는 매개변수마다 따로 둔다: id(param)을 열쇠로 하는
 dict.
 """
+#@ step 54
 import math
+#@ end
 
 import numpy as np
 
+#@ step 58
 from mydezero.core import Parameter
+#@ end
 #@ step 52
 from mydezero import cuda
 #@ end
@@ -36,7 +41,7 @@ class Optimizer:
             f(params)
 
         for param in params:
-            if param.grad is not None:  # 훅(FreezeParam)이 지웠으면 건너뛴다
+            if param.grad is not None:  # 훅이 지웠으면 건너뛴다 (FreezeParam)
                 self.update_one(param)
 
     def update_one(self, param):
@@ -57,35 +62,6 @@ def zeros_like(param):
     xp = cuda.get_array_module(param.data)
     return xp.zeros_like(param.data)
 #@ end
-
-
-# =============================================================================
-# 훅: update 전에 기울기를 손본다
-# =============================================================================
-class WeightDecay:
-    def __init__(self, rate):
-        self.rate = rate
-
-    def __call__(self, params):
-        for param in params:
-            param.grad.data += self.rate * param.data
-
-
-class FreezeParam:
-    """고정할 층(또는 매개변수)의 기울기를 지워 갱신되지 않게 한다."""
-
-    def __init__(self, *layers):
-        self.freeze_params = []
-        for l in layers:
-            if isinstance(l, Parameter):
-                self.freeze_params.append(l)
-            else:
-                for p in l.params():
-                    self.freeze_params.append(p)
-
-    def __call__(self, params):
-        for p in self.freeze_params:
-            p.grad = None
 
 
 # =============================================================================
@@ -120,6 +96,7 @@ class MomentumSGD(Optimizer):
         v *= self.momentum
         v -= self.lr * param.grad.data
         param.data += v
+#@ step 54
 
 
 class AdaGrad(Optimizer):
@@ -208,3 +185,35 @@ class Adam(Optimizer):
         m += (1 - beta1) * (grad - m)
         v += (1 - beta2) * (grad * grad - v)
         param.data -= self.lr * (m / (np.sqrt(v) + eps))
+
+
+# =============================================================================
+# 훅: update 전에 기울기를 손본다 (optimizer.add_hook)
+# =============================================================================
+class WeightDecay:
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, params):
+        for param in params:
+            param.grad.data += self.rate * param.data
+#@ end
+#@ step 58
+
+
+class FreezeParam:
+    """고정할 층(또는 매개변수)의 기울기를 지워 갱신되지 않게 한다."""
+
+    def __init__(self, *layers):
+        self.freeze_params = []
+        for l in layers:
+            if isinstance(l, Parameter):
+                self.freeze_params.append(l)
+            else:
+                for p in l.params():
+                    self.freeze_params.append(p)
+
+    def __call__(self, params):
+        for p in self.freeze_params:
+            p.grad = None
+#@ end

@@ -188,7 +188,7 @@ def sum_to(x, shape):
         y = y.squeeze(lead_axis)
     return y
 #@ end
-#@ step 47
+#@ step 48
 
 
 def logsumexp(x, axis=1):
