@@ -73,6 +73,9 @@ def sum_to(x, shape):
         raise ValueError(f'sum_to: cannot sum shape {x.shape} to shape {shape}')
     lead_axis = tuple(range(lead))
     axis = tuple(i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
+    if not axis and ndim:  # only leading axes (a bias's gradient): summed away directly, so the
+        # result is a fresh array, not a reshaped view that a leaf's .grad would have to copy
+        return array_sum(x, lead_axis)
     y = array_sum(x, lead_axis + axis, keepdims=True)
     if lead > 0:
         y = y.reshape(y.shape[lead:])

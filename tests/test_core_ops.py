@@ -140,6 +140,24 @@ def test_sum_to_and_broadcast_to(shape, target):
     check_double_backward(lambda v: C.broadcast_to(v * v, shape), t)
 
 
+@pytest.mark.parametrize('dtype', [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize('shape,target', [((5, 3), (3,)), ((2, 5, 3), (3,)), ((2, 5, 3), (5, 3)),
+                                          ((2, 3), ()), ((2, 3), (2, 1)), ((2, 5, 3), (1, 3))])
+def test_sum_to_array_sums_as_numpy_and_returns_a_fresh_array(shape, target, dtype):
+    # the values are numpy's sum over the summed axes, bit for bit, and the result owns its
+    # memory (a leaf's .grad then need not copy it): a bias's gradient (N, O) -> (O,) included
+    from dezero_kr.array_utils import array_sum, sum_to
+    x = np.asarray(randn(*shape) * 3, dtype)
+    got = sum_to(x, target)
+    lead = len(shape) - len(target)
+    axes = tuple(range(lead)) + tuple(i + lead for i, t in enumerate(target) if t == 1 != shape[i + lead])
+    want = array_sum(x, axes, keepdims=True).reshape(target)
+    assert type(got) is np.ndarray and got.shape == target and got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+    if lead and len(axes) == lead and target:
+        assert got.base is None
+
+
 def test_sum_to_rejects_incompatible_shapes():
     with pytest.raises(ValueError, match=r'SumTo.*\(2, 3\).*\(4,\)'):
         C.sum_to(Variable(randn(2, 3)), (4,))
