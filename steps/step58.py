@@ -23,9 +23,9 @@ F.pooling). 같은 시드로 만든 dezero_kr.models.VGG16과 출력, 매개변�
 직접 만든다(창은 56단계의 im2col로 펼치고, 창의 최댓값은 55단계의 F.max).
 * pooling_simple: im2col로 펼친 (N*OH*OW*C, KH*KW)의 행마다 col.max(axis=1). 이를 위해 Variable에
   max, min 메서드를 mydezero/core.py에 더한다(F.max, F.min을 부른다). 역전파는 조립한 함수들이 한다.
-* Pooling: 순전파에서 창마다 최댓값의 자리(argmax)를 기억해 두고, 역전파 Pooling2DGrad는 gy를 그
-  자리에만 놓은 col을 col2im으로 되돌린다. Pooling2DGrad의 역전파 Pooling2DWithIndexes는 기억한
-  자리의 값을 꺼낸다(그래서 2차 미분도 된다). 기준 패키지의 F.pooling과 값, 기울기를 맞춰 본다.
+* Pooling: 순전파에서 창마다 최댓값의 자리(argmax)를 기억해 두고, 역전파(Pooling2DGrad)는 gy를 그
+  자리에만 놓은 col을 col2im으로 되돌린다. 그 역전파(Pooling2DWithIndexes)는 기억한 자리의 값을
+  꺼낸다(그래서 2차 미분도 된다). 기준 패키지의 F.pooling과 값, 기울기를 맞춰 본다.
 
 학습된 가중치는 다른 문제에도 쓴다(전이 학습): 합성곱 블록은 이미 배운 특징 추출기로 그대로 두고,
 새 클래스 수에 맞춘 마지막 층만 학습한다. 그때 쓰는 것이 46단계의 optimizer.add_hook에 다는 훅
