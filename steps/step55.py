@@ -50,7 +50,8 @@ def count_positions(H, K, S, P):
 
 
 def max_pool_2x2(x):
-    """겹치지 않는 2x2 창의 최대 풀링: (H, W)를 (H/2, 2, W/2, 2)로 나눠 축 (1, 3)의 최댓값."""
+    """겹치지 않는 2x2 창의 최대 풀링:
+    (H, W)를 (H/2, 2, W/2, 2)로 나눠 축 (1, 3)의 최댓값."""
     H, W = x.shape
     windows = F.reshape(x, (H // 2, 2, W // 2, 2))
     return F.max(windows, axis=(1, 3))

@@ -71,7 +71,8 @@ def check_against_package():
 
 
 def show_deconv(rng):
-    """deconv2d: 모양, conv2d와의 전치 관계, 기준 패키지와 같은 값, L.Deconv2d."""
+    """deconv2d의 모양, conv2d와의 전치 관계, 기준 패키지와의 비교,
+    L.Deconv2d."""
     x = rng.standard_normal((1, 2, 4, 4))
     W = rng.standard_normal((2, 3, 3, 3))  # (C, OC, KH, KW): 입력 채널이 먼저
     y = F.deconv2d(x, W, stride=2, pad=1)
@@ -80,7 +81,8 @@ def show_deconv(rng):
     g = rng.standard_normal(y.shape)
     lhs = float(np.sum(F.conv2d(g, W, stride=2, pad=1).data * x))
     rhs = float(np.sum(y.data * g))
-    print(f'\ndeconv2d: x {x.shape}, W {W.shape}, 스트라이드 2, 패딩 1 -> y {y.shape}')
+    print(f'\ndeconv2d: x {x.shape}, W {W.shape}, 스트라이드 2, 패딩 1'
+          f' -> y {y.shape}')
     print('  <conv2d(g, W), x> == <g, deconv2d(x, W)> (서로 전치):',
           bool(np.isclose(lhs, rhs, rtol=1e-12)))
     print('  gradient_check(deconv2d, x 쪽):',

@@ -100,7 +100,8 @@ def show_pooling():
     print('pooling == pooling_simple (im2col + x.max):',
           np.array_equal(y_simple.data, y.data),
           '| 기울기도 같은가:', np.array_equal(img.grad.data, grad))
-    col = F.im2col(img, kernel_size=2, stride=2).reshape(-1, 4)  # 행 하나 = 창 하나
+    # 행 하나 = 창 하나
+    col = F.im2col(img, kernel_size=2, stride=2).reshape(-1, 4)
     print('창마다 x.max(axis=1):', col.max(axis=1).data.tolist(),
           '| x.min(axis=1):', col.min(axis=1).data.tolist())
 

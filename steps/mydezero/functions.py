@@ -591,8 +591,8 @@ def dropout(x, dropout_ratio=0.5):
 
 
 # =============================================================================
-# 최댓값, 최솟값 (55단계: 최대 풀링은 창마다의 최댓값. 58단계의 pooling_simple이
-# x.max로 쓴다)
+# 최댓값, 최솟값 (55단계): 최대 풀링은 창마다의 최댓값이다.
+# 58단계의 pooling_simple이 x.max로 쓴다
 # =============================================================================
 class Max(Function):
     def __init__(self, axis=None, keepdims=False):
@@ -632,7 +632,8 @@ def min(x, axis=None, keepdims=False):
 
 
 # =============================================================================
-# im2col, col2im, 평균 풀링: functions_conv.py의 것을 F.im2col처럼 쓰게 내보낸다
+# im2col, col2im, 평균 풀링: functions_conv.py의 것을
+# F.im2col처럼 쓰게 내보낸다
 # =============================================================================
 from mydezero.functions_conv import im2col
 from mydezero.functions_conv import col2im
@@ -642,7 +643,8 @@ from mydezero.functions_conv import average_pooling
 
 
 # =============================================================================
-# 합성곱과 최대 풀링 (functions_conv.py에 있다: F.conv2d처럼 쓰도록 여기서 내보낸다)
+# 합성곱과 최대 풀링 (functions_conv.py에 있다:
+# F.conv2d처럼 쓰도록 여기서 내보낸다)
 # =============================================================================
 from mydezero.functions_conv import conv2d
 from mydezero.functions_conv import deconv2d
