@@ -64,7 +64,8 @@ def show_max_and_min():
                              [2.0, 6.0, 9.0, 3.0]]))
     y = max_pool_2x2(img)
     F.sum(y).backward()
-    ref_in = dezero_kr.Variable(img.data[np.newaxis, np.newaxis])  # 기준 패키지는 (N, C, H, W)
+    # 기준 패키지의 pooling은 (N, C, H, W)를 받는다
+    ref_in = dezero_kr.Variable(img.data[np.newaxis, np.newaxis])
     ref = RF.pooling(ref_in, kernel_size=2, stride=2)
     RF.sum(ref).backward()
     np.testing.assert_array_equal(y.data, ref.data[0, 0])
