@@ -24,6 +24,13 @@ im2col_array, col2im_array와 비교하고, col2im이 im2col의 전치(adjoint)�
 약 K^2배). im2col의 역전파는 col2im으로, 펼친 창들을 원래 자리에 "더해" 되돌린다. 여러 창에
 들어간 픽셀은 그 기울기가 모두 더해진다.
 
+im2col은 풀링에도 쓴다. 풀링은 창마다 하나의 값으로 줄인다(학습할 매개변수가 없다). 평균 풀링
+average_pooling(x, kernel_size, stride, pad)도 이 단계에서 mydezero/functions_conv.py에 직접 만든다
+(Function AveragePooling): 순전파는 im2col_array로 펼친 (N, C, KH, KW, OH, OW)의 (KH, KW) 평균,
+역전파는 gy / (KH * KW)를 창의 모든 칸에 broadcast_to로 나눠 놓고 col2im으로 되돌린다(겹친 픽셀에는
+쌓인다).
+F.average_pooling으로도 쓴다. 창의 최댓값을 남기는 최대 풀링은 58단계(VGG16)에서 만든다.
+
 그림: matplotlib이 있으면 현재 폴더에 step56_im2col.png(4x4 이미지의 3x3 창 하나와 col의 그 행)를 저장한다.
 
 출력에서 볼 것
@@ -32,11 +39,15 @@ im2col_array, col2im_array와 비교하고, col2im이 im2col의 전치(adjoint)�
 * im2col + 행렬 곱의 결과와 반복문으로 직접 계산한 합성곱이 같다 (여러 채널, 패딩, 스트라이드 포함).
 * col2im(1로 채운 col): 각 픽셀이 몇 개의 창에 들어갔는지 (가운데 픽셀일수록 많다)
 * 실제 크기의 층에서 col이 입력보다 몇 배 큰지
+* 평균 풀링 == dezero_kr의 F.average_pooling (값과 기울기), 4x4 이미지의 2x2 평균 풀링과 기울기
 """
 import numpy as np
 
-from dezero_kr.functions_conv import col2im_array, im2col_array  # 기준 패키지
+import dezero_kr  # 기준 패키지
+from dezero_kr.functions import average_pooling
+from dezero_kr.functions_conv import col2im_array, im2col_array
 import mydezero.functions_conv as FC
+from mydezero import Variable
 from mydezero.utils import get_conv_outsize
 
 from _common import save_figure
@@ -152,6 +163,34 @@ def conv_by_im2col(x, W, stride, pad):
     return y.reshape(N, OH, OW, OC).transpose(0, 3, 1, 2)
 
 
+def check_average_pooling():
+    """FC.average_pooling == dezero_kr의 average_pooling (값과 sum(y^2)의 기울기)."""
+    x = np.random.default_rng(3).standard_normal((2, 3, 7, 7))
+    for K, S, P in ((2, 2, 0), (3, 2, 1), (3, 1, 0)):
+        grads = []
+        for V, pool in ((Variable, FC.average_pooling),
+                        (dezero_kr.Variable, average_pooling)):
+            v = V(x)
+            y = pool(v, K, S, P)
+            (y * y).sum().backward()
+            grads.append((y.data, v.grad.data))
+        (y1, g1), (y2, g2) = grads
+        np.testing.assert_allclose(y1, y2, rtol=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=1e-12)
+    print('\naverage_pooling 확인: 설정 세 가지에서 dezero_kr와 값과 기울기가 같다')
+
+
+def show_average_pooling():
+    img = Variable(np.array([[[[1.0, 2.0, 5.0, 0.0],
+                                [3.0, 4.0, 1.0, 2.0],
+                                [0.0, 1.0, 7.0, 8.0],
+                                [2.0, 6.0, 9.0, 3.0]]]]))
+    y = FC.average_pooling(img, kernel_size=2, stride=2)
+    y.backward()
+    print('4x4 이미지의 2x2 평균 풀링: y =', y.data[0, 0].tolist())
+    print('  x.grad (창 전체에 1 / 4):\n', img.grad.data[0, 0], sep='')
+
+
 if __name__ == '__main__':
     check_against_package()
     x = np.arange(16, dtype=float).reshape(1, 1, 4, 4)
@@ -183,4 +222,6 @@ if __name__ == '__main__':
     print(f'\n배치 {N}, 채널 {C}, {H}x{H}, 커널 {K}x{K}, 패딩 1: 입력 {n_in:,}개 원소'
           f'\n  -> col {n_col:,}개 ({n_col / n_in:.0f}배, '
           f'float32로 {n_col * 4 / 2**20:.0f} MiB)')
+    check_average_pooling()
+    show_average_pooling()
     save_figure(draw_im2col, 'step56_im2col.png', ncols=2)

@@ -1,38 +1,36 @@
-"""57단계: conv2d 함수와 풀링 함수
+"""57단계: conv2d 함수와 Conv2d 층
 
 56단계에서 본 im2col + 행렬 곱을 미분 가능한 함수로 묶은 것이 F.conv2d이다. 입력은 NCHW
 (배치, 채널, 높이, 너비) 4차원 배열이다.
 
     y = F.conv2d(x, W, b, stride=1, pad=0)   x (N, C, H, W), W (OC, C, KH, KW), b (OC,)
                                              -> (N, OC, OH, OW)
-    L.Conv2d(out_channels, kernel_size, stride, pad)   W를 가진 층 (입력 채널 수는 첫 입력에서 정해진다)
+    L.Conv2d(out_channels, kernel_size, stride, pad)   W를 가진 층 (입력 채널 수는 첫 입력에서
+                                                       정해진다)
 
-풀링은 창마다 하나의 값으로 줄인다(학습할 매개변수가 없다).
+이 단계에서 56단계에 만든 mydezero/functions_conv.py에 Function을 직접 더한다(창은 56단계의
+im2col_array로 펼치고, col2im_array로 되돌린다). L.Conv2d, L.Deconv2d는 mydezero/layers.py에 더한다.
 
-    F.pooling(x, kernel_size, stride)          최대 풀링: 창의 최댓값.  역전파: 최댓값 자리에만 기울기
-    F.average_pooling(x, kernel_size, stride)  평균 풀링: 창의 평균.  역전파: 창 전체에 gy / 창 크기
-
-이 단계에서 56단계에 만든 mydezero/functions_conv.py에 두 Function을 직접 더한다(창은 56단계의
-im2col_array로 펼치고, col2im_array로 되돌린다). L.Conv2d는 mydezero/layers.py에 더한다.
-
-* Conv2d: 순전파는 im2col로 펼친 (N, C, KH, KW, OH, OW)와 W (OC, C, KH, KW)를 (C, KH, KW)에 대해 곱해
-  더한다(np.tensordot) + b.  역전파: dL/dx = deconv2d(gy, W) (전치 합성곱 = col2im 쪽),
+* Conv2d: 순전파는 im2col로 펼친 (N, C, KH, KW, OH, OW)와 W (OC, C, KH, KW)를 (C, KH, KW)에 대해
+  곱해 더한다(np.tensordot) + b.  역전파: dL/dx = deconv2d(gy, W) (전치 합성곱 = col2im 쪽),
   dL/dW = Conv2DGradW(gy, x) (gy와 펼친 x의 곱을 (N, OH, OW)에 대해 더한다),
   dL/db = gy의 (N, OH, OW) 합
-* Pooling(최대 풀링): 창마다 최댓값. 순전파에서 최댓값의 자리(argmax)를 기억해 두고, 역전파
-  Pooling2DGrad는 gy를 그 자리에만 놓은 col을 col2im으로 되돌린다.
-역전파도 Function(Deconv2d, Conv2DGradW, Pooling2DGrad ...)이라 2차 미분도 된다. 기준 패키지의
-F.conv2d, F.pooling과 값과 기울기를 맞춰 보고 float64 중앙 차분으로도 확인한다.
+* Deconv2d(전치 합성곱): conv2d의 x에 대한 역전파와 같은 계산이다. W (C, OC, KH, KW)로 작은 입력을
+  크게 펼친다(출력 크기는 55단계의 get_deconv_outsize). 그 역전파는 다시 conv2d다. conv2d와 서로
+  전치이므로 <conv2d(x, W), g> == <x, deconv2d(g, W)>. L.Deconv2d는 W의 모양만 다른 층이다.
+역전파도 Function(Deconv2d, Conv2DGradW ...)이라 2차 미분도 된다. 기준 패키지의 F.conv2d와 값과
+기울기를 맞춰 보고 float64 중앙 차분으로도 확인한다.
 
 56단계에 만든 F.im2col(x, kernel_size)도 함수로 쓴다: 펼친 행렬 (N*OH*OW, C*KH*KW)을 돌려주고
-역전파는 col2im이다. F.conv2d_simple은 im2col + linear로 합성곱을, F.pooling_simple은 im2col + max로
-최대 풀링을 조립한 교육용 버전으로 결과가 같다(역전파는 조립한 함수들이 한다).
+역전파는 col2im이다. F.conv2d_simple은 im2col + linear로 합성곱을 조립한 교육용 버전으로 결과가
+같다(역전파는 조립한 함수들이 한다). 최대 풀링(F.pooling)은 58단계에서 VGG16과 함께 만든다.
 
 출력에서 볼 것
-* 직접 만든 conv2d, pooling == 기준 패키지의 F.conv2d, F.pooling (값과 기울기), 수치 미분과 일치
+* 직접 만든 conv2d == 기준 패키지의 F.conv2d (값과 기울기), 수치 미분과 일치
 * im2col 결과의 모양: (1, 3, 7, 7)을 5x5로 펼치면 (9, 75), 배치 10이면 (90, 75)
 * conv2d의 출력 모양과 역전파된 x.grad, W.grad의 모양, conv2d == conv2d_simple, 수치 미분과 일치
-* 4x4 이미지의 2x2 최대/평균 풀링 값과 역전파된 기울기 (최대 풀링은 최댓값 자리에만 1), pooling == pooling_simple
+* deconv2d: (1, 2, 4, 4)를 스트라이드 2, 패딩 1로 펼치면 (1, 3, 7, 7), conv2d와 서로 전치,
+  F.deconv2d와 같은 값, L.Deconv2d의 W 모양
 """
 import numpy as np
 
@@ -69,14 +67,31 @@ def check_against_package():
     assert gradient_check(lambda v: F.conv2d(v, W, b, 2, 1), x)
     assert gradient_check(lambda v: F.conv2d(x, v, b, 2, 1), W)
     assert gradient_check(lambda v: F.conv2d(x, W, v, 2, 1), b)
-    for K, S in ((2, 2), (3, 2), (3, 1)):
-        mine = _value_and_grads(lambda v: F.pooling(v, K, S), (x,), mydezero)
-        ref = _value_and_grads(lambda v: RF.pooling(v, K, S), (x,), dezero_kr)
-        for a, r in zip(mine, ref):
-            np.testing.assert_array_equal(a, r)
-    assert gradient_check(lambda v: F.pooling(v, 3, 2), x)
-    print('Conv2d, MaxPooling 확인: 설정 세 가지씩에서 F.conv2d, F.pooling과'
-          '\n  값과 기울기가 같고 수치 미분과 일치')
+    print('Conv2d 확인: 설정 세 가지에서 F.conv2d와 값과 기울기가 같고 수치 미분과 일치')
+
+
+def show_deconv(rng):
+    """deconv2d의 모양, conv2d와의 전치 관계, 기준 패키지와의 비교,
+    L.Deconv2d."""
+    x = rng.standard_normal((1, 2, 4, 4))
+    W = rng.standard_normal((2, 3, 3, 3))  # (C, OC, KH, KW): 입력 채널이 먼저
+    y = F.deconv2d(x, W, stride=2, pad=1)
+    ref = RF.deconv2d(x, W, stride=2, pad=1)
+    np.testing.assert_allclose(y.data, ref.data, rtol=1e-12)
+    g = rng.standard_normal(y.shape)
+    lhs = float(np.sum(F.conv2d(g, W, stride=2, pad=1).data * x))
+    rhs = float(np.sum(y.data * g))
+    print(f'\ndeconv2d: x {x.shape}, W {W.shape}, 스트라이드 2, 패딩 1'
+          f' -> y {y.shape}')
+    print('  <conv2d(g, W), x> == <g, deconv2d(x, W)> (서로 전치):',
+          bool(np.isclose(lhs, rhs, rtol=1e-12)))
+    print('  gradient_check(deconv2d, x 쪽):',
+          gradient_check(lambda v: F.deconv2d(v, W, stride=2, pad=1), x))
+    np.random.seed(0)
+    layer = L.Deconv2d(3, kernel_size=3, stride=2, pad=1)
+    out = layer(x.astype(np.float32))
+    print(f'L.Deconv2d(3, 3, stride=2, pad=1): 첫 입력 뒤 W {layer.W.shape}, '
+          f'출력 {out.shape}')
 
 
 if __name__ == '__main__':
@@ -112,23 +127,4 @@ if __name__ == '__main__':
     print(f'L.Conv2d(4, 3, pad=1): 첫 입력 뒤 W {conv.W.shape} {conv.W.dtype}, '
           f'출력 {out.shape}')
 
-    img = Variable(np.array([[[[1.0, 2.0, 5.0, 0.0],
-                                [3.0, 4.0, 1.0, 2.0],
-                                [0.0, 1.0, 7.0, 8.0],
-                                [2.0, 6.0, 9.0, 3.0]]]]))
-    print('\n4x4 이미지:\n', img.data[0, 0], sep='')
-    pools = (('최대 풀링', F.pooling), ('평균 풀링', F.average_pooling))
-    grads = {}
-    for name, pool in pools:
-        img.cleargrad()
-        y = pool(img, kernel_size=2, stride=2)
-        y.backward()
-        print(f'{name} 2x2: y = {y.data[0, 0].tolist()}')
-        print('  x.grad =\n', img.grad.data[0, 0], sep='')
-        grads[name] = img.grad.data
-    img.cleargrad()
-    y_simple = F.pooling_simple(img, kernel_size=2, stride=2)
-    y_simple.backward()
-    same = np.array_equal(y_simple.data, F.pooling(img, 2, 2).data)
-    print('pooling == pooling_simple (im2col + max):', same,
-          '| 기울기도 같은가:', np.array_equal(img.grad.data, grads['최대 풀링']))
+    show_deconv(rng)

@@ -16,8 +16,16 @@ VGG16(2014)은 3x3 합성곱만 쌓은 단순한 구조로 유명하다: 합성�
 입력은 VGG16.preprocess(PIL 이미지)로 224x224, BGR 순서, 채널 평균을 뺀 (3, 224, 224) 배열로 만든다.
 이 단계는 가중치 없이 구조만 살핀다. 구조는 mydezero/models.py에 직접 만든다: 57단계에서 만든
 L.Conv2d 13개와 L.Linear 3개를 속성으로 가진 Model이고(층 이름은 학습된 가중치 파일의 키와 같은
-conv1_1 ... fc8), forward는 위 설명을 그대로 옮긴 것이다(합성곱과 풀링은 57단계의 F.conv2d, F.pooling).
-같은 시드로 만든 dezero_kr.models.VGG16과 출력, 매개변수가 같은지 확인한다.
+conv1_1 ... fc8), forward는 위 설명을 그대로 옮긴 것이다(합성곱은 57단계의 F.conv2d, 풀링은 아래의
+F.pooling). 같은 시드로 만든 dezero_kr.models.VGG16과 출력, 매개변수가 같은지 확인한다.
+
+블록 끝의 최대 풀링 F.pooling(x, kernel_size, stride, pad)도 이 단계에서 mydezero/functions_conv.py에
+직접 만든다(창은 56단계의 im2col로 펼치고, 창의 최댓값은 55단계의 F.max).
+* pooling_simple: im2col로 펼친 (N*OH*OW*C, KH*KW)의 행마다 col.max(axis=1). 이를 위해 Variable에
+  max, min 메서드를 mydezero/core.py에 더한다(F.max, F.min을 부른다). 역전파는 조립한 함수들이 한다.
+* Pooling: 순전파에서 창마다 최댓값의 자리(argmax)를 기억해 두고, 역전파(Pooling2DGrad)는 gy를 그
+  자리에만 놓은 col을 col2im으로 되돌린다. 그 역전파(Pooling2DWithIndexes)는 기억한 자리의 값을
+  꺼낸다(그래서 2차 미분도 된다). 기준 패키지의 F.pooling과 값, 기울기를 맞춰 본다.
 
 학습된 가중치는 다른 문제에도 쓴다(전이 학습): 합성곱 블록은 이미 배운 특징 추출기로 그대로 두고,
 새 클래스 수에 맞춘 마지막 층만 학습한다. 그때 쓰는 것이 46단계의 optimizer.add_hook에 다는 훅
@@ -33,6 +41,8 @@ dezero_kr.optimizers.FreezeParam과 같다.
 fc6의 입력 크기는 첫 입력에서 정해진다: 32x32면 512 x 1 x 1, 224x224면 512 x 7 x 7 = 25,088.
 
 출력에서 볼 것
+* 직접 만든 pooling == 기준 패키지의 F.pooling (값과 기울기), 수치 미분과 일치
+* 4x4 이미지의 2x2 최대 풀링 값과 기울기(최댓값 자리에만 1), pooling == pooling_simple
 * 블록마다 합성곱/풀링 뒤 출력 모양이 절반씩 줄어드는 모습
 * 층별 매개변수 개수와 합계: 대부분이 fc6에 몰려 있다(224x224일 때 약 74%).
 * 직접 만든 VGG16과 dezero_kr.models.VGG16의 출력, 매개변수가 같다 (test_mode: 드롭아웃을 끈다).
@@ -51,7 +61,49 @@ import mydezero.layers
 import mydezero.models
 import mydezero.optimizers
 
-from _common import FAST
+from _common import FAST, gradient_check
+
+
+def _value_and_grads(f, x, package):
+    """f(x)의 값과, sum(y^2)를 역전파한 x의 기울기 (package: mydezero 또는 dezero_kr)."""
+    v = package.Variable(x)
+    y = f(v)
+    package.functions.sum(y * y).backward()
+    return y.data, v.grad.data
+
+
+def check_pooling():
+    x = np.random.default_rng(2).standard_normal((2, 3, 7, 7))
+    for K, S in ((2, 2), (3, 2), (3, 1)):
+        mine = _value_and_grads(lambda v: F.pooling(v, K, S), x, mydezero)
+        ref = _value_and_grads(lambda v: dezero_kr.functions.pooling(v, K, S), x,
+                               dezero_kr)
+        for a, r in zip(mine, ref):
+            np.testing.assert_array_equal(a, r)
+    assert gradient_check(lambda v: F.pooling(v, 3, 2), x)
+    print('pooling 확인: 설정 세 가지에서 F.pooling과 값과 기울기가 같고 수치 미분과 일치')
+
+
+def show_pooling():
+    img = mydezero.Variable(np.array([[[[1.0, 2.0, 5.0, 0.0],
+                                         [3.0, 4.0, 1.0, 2.0],
+                                         [0.0, 1.0, 7.0, 8.0],
+                                         [2.0, 6.0, 9.0, 3.0]]]]))
+    y = F.pooling(img, kernel_size=2, stride=2)
+    y.backward()
+    grad = img.grad.data
+    print('4x4 이미지의 2x2 최대 풀링: y =', y.data[0, 0].tolist())
+    print('  x.grad (최댓값 자리에만 1):\n', grad[0, 0], sep='')
+    img.cleargrad()
+    y_simple = F.pooling_simple(img, kernel_size=2, stride=2)
+    y_simple.backward()
+    print('pooling == pooling_simple (im2col + x.max):',
+          np.array_equal(y_simple.data, y.data),
+          '| 기울기도 같은가:', np.array_equal(img.grad.data, grad))
+    # 행 하나 = 창 하나
+    col = F.im2col(img, kernel_size=2, stride=2).reshape(-1, 4)
+    print('창마다 x.max(axis=1):', col.max(axis=1).data.tolist(),
+          '| x.min(axis=1):', col.min(axis=1).data.tolist())
 
 
 def show_shapes(model, x):
@@ -121,8 +173,10 @@ def check_freeze():
 
 
 if __name__ == '__main__':
+    check_pooling()
+    show_pooling()
     size = 32 if FAST else 224
-    print(f'입력 (1, 3, {size}, {size})')
+    print(f'\n입력 (1, 3, {size}, {size})')
     model, x, y = build_and_run(mydezero, size)
     package, x_pkg, y_pkg = build_and_run(dezero_kr, size)
     np.testing.assert_array_equal(x, x_pkg)

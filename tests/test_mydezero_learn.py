@@ -131,14 +131,20 @@ def test_a_changed_piece_keeps_the_old_code_under_a_comment_and_raise():
     assert '# 40단계: 이 부품을 고치세요.\n        # (브로드캐스트: ' in text
 
 
-def test_im2col_is_written_at_step_56_and_57_adds_conv_and_pooling_on_it():
+def test_im2col_is_written_at_step_56_57_adds_conv_and_58_max_pooling_on_it():
     at56 = mydezero_at.blank_pieces(56)
     assert at56['functions_conv.py'] == [
         'Im2col.__init__', 'Im2col.forward', 'Im2col.backward', 'im2col', 'Col2im.__init__',
-        'Col2im.forward', 'Col2im.backward', 'col2im', 'im2col_array', 'col2im_array']
+        'Col2im.forward', 'Col2im.backward', 'col2im', 'im2col_array', 'col2im_array',
+        'AveragePooling.__init__', 'AveragePooling.forward', 'AveragePooling.backward',
+        'average_pooling']
     at57 = mydezero_at.blank_pieces(57)['functions_conv.py']
-    assert 'Conv2d.forward' in at57 and 'Pooling.forward' in at57
-    assert not any('im2col' in q.lower() or 'col2im' in q.lower() for q in at57)
+    assert 'Conv2d.forward' in at57 and 'Deconv2d.forward' in at57
+    assert not any('pool' in q.lower() for q in at57)  # max pooling is step 58's
+    at58 = mydezero_at.blank_pieces(58)['functions_conv.py']
+    assert 'Pooling.forward' in at58 and 'pooling_simple' in at58
+    for at in (at57, at58):
+        assert not any('im2col' in q.lower() or 'col2im' in q.lower() for q in at)
     # step 56's package has the file, re-exported as F.im2col; no conv2d yet
     files = mydezero_at.package_at(56)
     assert 'def im2col_array(' in files['functions_conv.py']
@@ -182,14 +188,15 @@ def added_names(n):
 MOST_NAMES = 8  # what a learner writes in one sitting
 # over that: 23 gathers steps 1-22 (already written once) into core_simple; 30 adds Sin, Cos,
 # Log and utils' numerical checks to the new core; 52 the cuda module and a to_cpu/to_gpu pair
-# on three classes; 57 conv2d and pooling, simple and fast
-OVER = {23: 23, 30: 11, 52: 12, 57: 21}
+# on three classes; 58 max pooling (simple and fast, with Variable.max/min) beside VGG16 and
+# FreezeParam
+OVER = {23: 23, 30: 11, 52: 12, 58: 9}
 
 
 def test_no_step_adds_more_names_than_a_learner_writes_in_one_sitting():
     counts = {n: len(added_names(n)) for n in STEPS}
     assert {n: c for n, c in counts.items() if c > MOST_NAMES} == OVER, counts
-    assert [counts[n] for n in (46, 47, 48, 54, 58)] == [4, 8, 8, 7, 2]
+    assert [counts[n] for n in (46, 47, 48, 54, 55, 56, 57, 58)] == [4, 8, 8, 7, 8, 8, 8, 9]
 
 
 @pytest.mark.parametrize('piece, n', [
@@ -197,7 +204,12 @@ def test_no_step_adds_more_names_than_a_learner_writes_in_one_sitting():
     ('RMSprop', 54), ('WeightDecay', 54), ('FreezeParam', 58), ('Variable.__getitem__', 47),
     ('get_item', 47), ('softmax_simple', 47), ('softmax_cross_entropy_simple', 47),
     ('clip', 47), ('softmax', 48), ('softmax_cross_entropy', 48), ('log_softmax', 48),
-    ('logsumexp', 48), ('get_spiral', 48)])
+    ('logsumexp', 48), ('get_spiral', 48), ('Max', 55), ('Min', 55), ('max', 55), ('min', 55),
+    ('max_backward_shape', 55), ('AveragePooling', 56), ('average_pooling', 56),
+    ('conv2d_simple', 57), ('conv2d', 57), ('deconv2d', 57), ('Deconv2d', 57),
+    ('Conv2DGradW', 57), ('pooling_simple', 58), ('pooling', 58), ('Pooling', 58),
+    ('Pooling2DGrad', 58), ('Pooling2DWithIndexes', 58), ('Variable.max', 58),
+    ('Variable.min', 58), ('VGG16', 58)])
 def test_a_piece_enters_at_the_step_that_first_uses_it(piece, n):
     assert piece in added_names(n)
     assert not any(piece in added_names(k) for k in STEPS if k != n)

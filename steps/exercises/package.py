@@ -602,7 +602,7 @@ def check_54(t):
     _hook(t, 'WeightDecay(0.1)', lambda m, o: o.WeightDecay(0.1))
 
 
-@step(55, 'utils.get_conv_outsize, get_deconv_outsize, pair')
+@step(55, 'utils.get_conv_outsize, get_deconv_outsize, pair, max_backward_shape, max, min')
 def check_55(t):
     utils = mod('utils')
     with t.part('get_conv_outsize, get_deconv_outsize, pair'):
@@ -610,12 +610,29 @@ def check_55(t):
                utils.get_deconv_outsize(4, 3, 2, 1), utils.pair(3), utils.pair((2, 1))]
     t.equal('get_conv_outsize(7, 3, 2, 1), (4, 3, 1, 1), get_deconv_outsize(4, 3, 2, 1), '
             'pair(3), pair((2, 1))', got, [4, 4, 7, (3, 3), (2, 1)])
+    with t.part('max_backward_shape'):
+        got = [utils.max_backward_shape(X4, (0, 2)), utils.max_backward_shape(X4, 1),
+               utils.max_backward_shape(X4, None)]
+    t.equal('max_backward_shape(x (2, 3, 7, 7), (0, 2)), (.., 1), (.., None)', got,
+            [[1, 3, 1, 7], [2, 1, 7, 7], [1, 1, 1, 1]])
+    F = mod('functions')
+    cases = [
+        ('max(x, axis=1), min(x, axis=0)', lambda a: F.max(a, axis=1) * F.min(a, axis=0).sum(),
+         lambda a: RF.max(a, axis=1) * RF.min(a, axis=0).sum(), (A,)),
+        ('max(x), min(x, axis=1, keepdims=True)',
+         lambda a: F.max(a) * F.min(a, axis=1, keepdims=True),
+         lambda a: RF.max(a) * RF.min(a, axis=1, keepdims=True), (A,)),
+        ('max(x, axis=(2, 3)) (창의 최댓값)', lambda x: F.max(x, axis=(2, 3)),
+         lambda x: RF.max(x, axis=(2, 3)), (X4,)),
+    ]
+    for label, mine, ref, arrays in cases:
+        _function_case(t, label, mine, ref, arrays, rtol=1e-9)
 
 
 IM2COL_SETTINGS = [(X4, 3, 2, 1), (X4, (2, 3), (1, 2), 0), (DX, 2, 1, 1)]
 
 
-@step(56, 'im2col_array, col2im_array, im2col, col2im')
+@step(56, 'im2col_array, col2im_array, im2col, col2im, average_pooling')
 def check_56(t):
     FC = mod('functions_conv')
     for x, k, s, p in IM2COL_SETTINGS:
@@ -649,9 +666,17 @@ def check_56(t):
         same = (F.im2col is FC.im2col, F.col2im is FC.col2im)
     t.equal('F.im2col is functions_conv.im2col, F.col2im is functions_conv.col2im', same,
             (True, True))
+    cases = [
+        ('average_pooling(x, 2, 2)', lambda x: FC.average_pooling(x, 2, 2),
+         lambda x: RF.average_pooling(x, 2, 2), (X4,)),
+        ('average_pooling(x, 3, 2, 1)', lambda x: FC.average_pooling(x, 3, 2, 1),
+         lambda x: RF.average_pooling(x, 3, 2, 1), (X4,)),
+    ]
+    for label, mine, ref, arrays in cases:
+        _function_case(t, label, mine, ref, arrays, rtol=1e-9)
 
 
-@step(57, 'conv2d, deconv2d, pooling, max/min, layers.Conv2d')
+@step(57, 'conv2d_simple, conv2d, deconv2d, layers.Conv2d, layers.Deconv2d')
 def check_57(t):
     F = mod('functions')
     cases = [
@@ -663,16 +688,6 @@ def check_57(t):
         ('deconv2d(x, W, stride=2, pad=1)', lambda x, w: F.deconv2d(x, w, stride=2, pad=1),
          lambda x, w: RF.deconv2d(x, w, stride=2, pad=1),
          (DX, DW)),
-        ('pooling_simple(x, 2, 2)', lambda x: F.pooling_simple(x, 2, 2),
-         lambda x: RF.pooling(x, 2, 2), (X4,)),
-        ('pooling(x, 3, 2, 1)', lambda x: F.pooling(x, 3, 2, 1), lambda x: RF.pooling(x, 3, 2, 1),
-         (X4,)),
-        ('average_pooling(x, 2, 2)', lambda x: F.average_pooling(x, 2, 2),
-         lambda x: RF.average_pooling(x, 2, 2), (X4,)),
-        ('max(x, axis=1), min(x, axis=0)', lambda a: F.max(a, axis=1) * F.min(a, axis=0).sum(),
-         lambda a: RF.max(a, axis=1) * RF.min(a, axis=0).sum(), (A,)),
-        ('x.max(), x.min(axis=1, keepdims=True)', lambda a: a.max() * a.min(axis=1, keepdims=True),
-         lambda a: a.max() * a.min(axis=1, keepdims=True), (A,)),
     ]
     for label, mine, ref, arrays in cases:
         _function_case(t, label, mine, ref, arrays, rtol=1e-9)
@@ -685,8 +700,19 @@ def check_57(t):
                  lambda y: F.sum(y * y))
 
 
-@step(58, 'models.VGG16, FreezeParam')
+@step(58, 'pooling_simple, pooling, x.max/x.min, models.VGG16, FreezeParam')
 def check_58(t):
+    F = mod('functions')
+    cases = [
+        ('pooling_simple(x, 2, 2)', lambda x: F.pooling_simple(x, 2, 2),
+         lambda x: RF.pooling(x, 2, 2), (X4,)),
+        ('pooling(x, 3, 2, 1)', lambda x: F.pooling(x, 3, 2, 1), lambda x: RF.pooling(x, 3, 2, 1),
+         (X4,)),
+        ('x.max(), x.min(axis=1, keepdims=True)', lambda a: a.max() * a.min(axis=1, keepdims=True),
+         lambda a: a.max() * a.min(axis=1, keepdims=True), (A,)),
+    ]
+    for label, mine, ref, arrays in cases:
+        _function_case(t, label, mine, ref, arrays, rtol=1e-9)
     np.random.seed(0)
     with t.part('VGG16()의 순전파 (1, 3, 32, 32)'):
         y = mod('models').VGG16()(np.random.default_rng(0).standard_normal((1, 3, 32, 32)))

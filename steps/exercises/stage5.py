@@ -119,7 +119,7 @@ STUB_AVGPOOL = '''
 
 x (N, C, H, W) -> y (N, C, OH, OW). 0으로 패딩한 x의 KxK 창마다 평균 (패딩도 평균에
 센다). OH = (H + 2P - K) // S + 1. 역전파: 창마다 gy / (K*K)를 그 창의 모든 칸에
-**더한다** (창이 겹치면 한 칸이 여러 창에서 받는다). 57단계의 im2col / col2im을 써도
+**더한다** (창이 겹치면 한 칸이 여러 창에서 받는다). 56단계의 im2col / col2im을 써도
 되고(mydezero.functions_conv.im2col_array, col2im_array) 반복문으로 써도 된다.
 """
 import numpy as np

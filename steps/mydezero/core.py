@@ -168,7 +168,7 @@ class Variable:
     def __matmul__(self, W):  # x @ W (DeZero에는 없다)
         return mydezero.functions.matmul(self, W)
 #@ end
-#@ step 57
+#@ step 58
 
     def max(self, axis=None, keepdims=False):
         return mydezero.functions.max(self, axis, keepdims)

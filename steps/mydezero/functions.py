@@ -587,20 +587,12 @@ def dropout(x, dropout_ratio=0.5):
     else:
         return x
 #@ end
-#@ step 56
+#@ step 55
 
 
 # =============================================================================
-# im2col, col2im: functions_conv.py의 것을 F.im2col처럼 쓰게 내보낸다
-# =============================================================================
-from mydezero.functions_conv import im2col
-from mydezero.functions_conv import col2im
-#@ end
-#@ step 57
-
-
-# =============================================================================
-# 최댓값, 최솟값 (풀링의 조립판 pooling_simple이 쓴다)
+# 최댓값, 최솟값 (55단계): 최대 풀링은 창마다의 최댓값이다.
+# 58단계의 pooling_simple이 x.max로 쓴다
 # =============================================================================
 class Max(Function):
     def __init__(self, axis=None, keepdims=False):
@@ -635,15 +627,30 @@ def max(x, axis=None, keepdims=False):
 
 def min(x, axis=None, keepdims=False):
     return Min(axis, keepdims)(x)
+#@ end
+#@ step 56
 
 
 # =============================================================================
-# 합성곱과 풀링 (functions_conv.py에 있다: F.conv2d처럼 쓰도록 여기서 내보낸다)
+# im2col, col2im, 평균 풀링: functions_conv.py의 것을
+# F.im2col처럼 쓰게 내보낸다
+# =============================================================================
+from mydezero.functions_conv import im2col
+from mydezero.functions_conv import col2im
+from mydezero.functions_conv import average_pooling
+#@ end
+#@ step 57
+
+
+# =============================================================================
+# 합성곱과 최대 풀링 (functions_conv.py에 있다:
+# F.conv2d처럼 쓰도록 여기서 내보낸다)
 # =============================================================================
 from mydezero.functions_conv import conv2d
 from mydezero.functions_conv import deconv2d
 from mydezero.functions_conv import conv2d_simple
+#@ end
+#@ step 58
 from mydezero.functions_conv import pooling
 from mydezero.functions_conv import pooling_simple
-from mydezero.functions_conv import average_pooling
 #@ end

@@ -5,12 +5,18 @@
     (N*OH*OW, C*KH*KW) (to_matrix=False이면 (N, C, KH, KW, OH, OW))
 
 col2im_array는 그 반대로 창의 값을 제자리에 더한다. im2col, col2im은 미분할 수
-있는 Function판이다(서로가 서로의 역전파).
+있는 Function판이다(서로가 서로의 역전파). 평균 풀링(average_pooling)도 56단계에
+둔다: 펼친 창의 평균이다. 합성곱은 57단계, 최대 풀링은 58단계에 더한다.
 """
 from mydezero import cuda
 from mydezero.core import Function
 #@ step 57
 from mydezero.core import as_variable
+#@ end
+#@ step 56-56
+from mydezero.functions import broadcast_to
+#@ end
+#@ step 57
 from mydezero.functions import broadcast_to, linear
 #@ end
 from mydezero.utils import get_conv_outsize, pair
@@ -19,16 +25,17 @@ from mydezero.utils import get_deconv_outsize
 
 
 # =============================================================================
-# 합성곱과 풀링 (57단계): 56단계의 im2col로 창을 펼쳐 행렬 계산으로 바꾼다.
+# 합성곱 (57단계)과 최대 풀링 (58단계): 56단계의 im2col로 창을 펼쳐 행렬
+# 계산으로 바꾼다.
 #     y = F.conv2d(x, W, b, stride=1, pad=0)  x (N, C, H, W), W (OC, C, KH, KW)
 #                                             -> (N, OC, OH, OW)
-#     y = F.pooling(x, kernel_size, stride)   최대 풀링 (창의 최댓값)
+#     y = F.pooling(x, kernel_size, stride)   최대 풀링 (창의 최댓값, 58단계)
 # 역전파도 Function으로 적었으므로(Deconv2d, Conv2DGradW, Pooling2DGrad ...)
 # 다시 미분할 수 있다.
 # =============================================================================
 
 
-# 조립한 버전: im2col + linear, im2col + max
+# 조립한 버전: im2col + linear (58단계의 pooling_simple은 im2col + max)
 def conv2d_simple(x, W, b=None, stride=1, pad=0):
     x, W = as_variable(x), as_variable(W)
 
@@ -45,23 +52,6 @@ def conv2d_simple(x, W, b=None, stride=1, pad=0):
     Weight = Weight.reshape(OC, -1).transpose()             # (C*KH*KW, OC)
     t = linear(col, Weight, b)
     y = t.reshape(N, OH, OW, OC).transpose(0, 3, 1, 2)
-    return y
-
-
-def pooling_simple(x, kernel_size, stride=1, pad=0):
-    x = as_variable(x)
-
-    N, C, H, W = x.shape
-    KH, KW = pair(kernel_size)
-    PH, PW = pair(pad)
-    SH, SW = pair(stride)
-    OH = get_conv_outsize(H, KH, SH, PH)
-    OW = get_conv_outsize(W, KW, SW, PW)
-
-    col = im2col(x, kernel_size, stride, pad, to_matrix=True)
-    col = col.reshape(-1, KH * KW)
-    y = col.max(axis=1)
-    y = y.reshape(N, OH, OW, C).transpose(0, 3, 1, 2)
     return y
 
 
@@ -181,11 +171,30 @@ class Conv2DGradW(Function):
                       outsize=(xh, xw))
         ggy = conv2d(x, ggW, stride=self.stride, pad=self.pad)
         return gx, ggy
+#@ end
+#@ step 58
 
 
 # =============================================================================
-# 풀링
+# 최대 풀링 (58단계: VGG16이 쓴다)
 # =============================================================================
+def pooling_simple(x, kernel_size, stride=1, pad=0):
+    x = as_variable(x)
+
+    N, C, H, W = x.shape
+    KH, KW = pair(kernel_size)
+    PH, PW = pair(pad)
+    SH, SW = pair(stride)
+    OH = get_conv_outsize(H, KH, SH, PH)
+    OW = get_conv_outsize(W, KW, SW, PW)
+
+    col = im2col(x, kernel_size, stride, pad, to_matrix=True)
+    col = col.reshape(-1, KH * KW)
+    y = col.max(axis=1)
+    y = y.reshape(N, OH, OW, C).transpose(0, 3, 1, 2)
+    return y
+
+
 class Pooling(Function):
     """최대 풀링. 순전파에서 창마다 최댓값의 자리(indexes)를 기억해 둔다."""
 
@@ -273,38 +282,6 @@ class Pooling2DWithIndexes(Function):
 
 def pooling(x, kernel_size, stride=1, pad=0):
     return Pooling(kernel_size, stride, pad)(x)
-
-
-class AveragePooling(Function):
-    """평균 풀링. 역전파: 창 전체에 gy / (KH * KW)."""
-
-    def __init__(self, kernel_size, stride=1, pad=0):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride
-        self.pad = pad
-        self.input_shape = None
-
-    def forward(self, x):
-        self.input_shape = x.shape
-        col = im2col_array(x, self.kernel_size, self.stride, self.pad,
-                           to_matrix=False)
-        y = col.mean(axis=(2, 3))
-        return y
-
-    def backward(self, gy):
-        N, C, OH, OW = gy.shape
-        KH, KW = pair(self.kernel_size)
-        gy = gy / (KW * KH)
-        gcol = broadcast_to(gy.reshape(-1), (KH, KW, N * C * OH * OW))
-        gcol = gcol.reshape(KH, KW, N, C, OH, OW).transpose(2, 3, 0, 1, 4, 5)
-        gx = col2im(gcol, self.input_shape, self.kernel_size, self.stride,
-                    self.pad, to_matrix=False)
-        return gx
-
-
-def average_pooling(x, kernel_size, stride=1, pad=0):
-    return AveragePooling(kernel_size, stride, pad)(x)
 #@ end
 
 
@@ -418,3 +395,38 @@ def col2im_array(col, img_shape, kernel_size, stride, pad, to_matrix=True):
             i_lim = i + SW * OW
             img[:, :, j:j_lim:SH, i:i_lim:SW] += col[:, :, j, i, :, :]
     return img[:, :, PH:H + PH, PW:W + PW]
+
+
+# =============================================================================
+# 평균 풀링 (56단계): im2col로 펼친 창마다 평균, 역전파는 col2im으로 되돌린다
+# =============================================================================
+class AveragePooling(Function):
+    """평균 풀링. 역전파: 창 전체에 gy / (KH * KW)."""
+
+    def __init__(self, kernel_size, stride=1, pad=0):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.pad = pad
+        self.input_shape = None
+
+    def forward(self, x):
+        self.input_shape = x.shape
+        col = im2col_array(x, self.kernel_size, self.stride, self.pad,
+                           to_matrix=False)
+        y = col.mean(axis=(2, 3))
+        return y
+
+    def backward(self, gy):
+        N, C, OH, OW = gy.shape
+        KH, KW = pair(self.kernel_size)
+        gy = gy / (KW * KH)
+        gcol = broadcast_to(gy.reshape(-1), (KH, KW, N * C * OH * OW))
+        gcol = gcol.reshape(KH, KW, N, C, OH, OW).transpose(2, 3, 0, 1, 4, 5)
+        gx = col2im(gcol, self.input_shape, self.kernel_size, self.stride,
+                    self.pad, to_matrix=False)
+        return gx
+
+
+def average_pooling(x, kernel_size, stride=1, pad=0):
+    return AveragePooling(kernel_size, stride, pad)(x)
