@@ -16,6 +16,7 @@ import dezero_kr
 import dezero_kr.functions as F
 from dezero_kr import Parameter, Variable, no_grad
 from dezero_kr.core import Function
+from dezero_kr.define_and_run.plan import has_array_rule
 from dezero_kr.functions_attention import TokenPositionEmbedding
 
 
@@ -31,9 +32,7 @@ def _concrete_array_rules():
         todo.extend(cls.__subclasses__())
         if not cls.__module__.startswith('dezero_kr.') or cls.__name__.startswith('_'):
             continue
-        mro = cls.__mro__
-        owner = next((k for k in mro if 'backward_arrays' in k.__dict__), None)
-        if owner is not None and owner is next(k for k in mro if 'backward' in k.__dict__):
+        if has_array_rule(cls):  # the classes static_graph's replay calls backward_arrays on
             found.add(cls.__name__)
     return found - {'Elementwise', 'BinaryElementwise', 'Masking', 'BinaryMasking'}
 

@@ -673,16 +673,20 @@ class _Grads:
         return self.name.pop(id(y))
 
 
-def _array_rule(f, gxs):
-    """Whether the replay may call ``f.backward_arrays`` (``core.Function`` says what it is):
-    a single-output ``f`` whose class defines ``backward_arrays`` where it defines
-    ``backward`` (a subclass that rewrites ``backward`` alone keeps the Variable call), and
-    whose traced gradients were Variables of their inputs' shapes (nothing to check)."""
-    if f.outputs.__class__ is not core.OutputRef:
-        return False
-    mro = type(f).__mro__
+def has_array_rule(cls):
+    """Whether the Function class ``cls`` defines ``backward_arrays`` (``core.Function`` says
+    what it is) in the class that defines its ``backward``: a subclass that rewrites
+    ``backward`` alone does not inherit the array entry of its base."""
+    mro = cls.__mro__
     owner = next((k for k in mro if 'backward_arrays' in k.__dict__), None)
-    if owner is None or owner is not next(k for k in mro if 'backward' in k.__dict__):
+    return owner is not None and owner is next(k for k in mro if 'backward' in k.__dict__)
+
+
+def _array_rule(f, gxs):
+    """Whether the replay may call ``f.backward_arrays``: a single-output ``f`` of a class
+    that ``has_array_rule``, whose traced gradients were Variables of their inputs' shapes
+    (nothing to check)."""
+    if f.outputs.__class__ is not core.OutputRef or not has_array_rule(type(f)):
         return False
     return all(g is None or g.__class__ is Variable and g.data.shape == x.data.shape
                for g, x in zip(gxs, f.inputs))
