@@ -226,24 +226,25 @@ class StaticRun(TensorRun):
 
 class AloneRun(TensorRun):
     """The step's NumPy work and nothing else: each node of one recorded step calls its own
-    ``forward`` and ``backward`` on that step's arrays (no ``Function.__call__``, no layers, no
-    backprop loop), then the optimizer updates.  What a replay of the same NumPy calls could
-    not go below (``x``, ``y`` are ignored: the recorded arrays are used)."""
+    ``forward`` and backward (``replay_calls``: the entry a replay calls) on that step's
+    arrays (no ``Function.__call__``, no layers, no backprop loop), then the optimizer
+    updates.  What a replay of the same NumPy calls could not go below (``x``, ``y`` are
+    ignored: the recorded arrays are used)."""
 
     def __init__(self, script, settings, x, y):
-        from bench.microgpt import recorded_nodes
+        from bench.microgpt import recorded_nodes, replay_calls
         super().__init__(script, settings)
         loss = self.model.loss(x, y)
         self.model.cleargrads()
         loss.backward()
-        self.nodes = recorded_nodes(loss)
+        self.calls = replay_calls(recorded_nodes(loss))
 
     def step(self, x, y):
         import dezero_kr
         with dezero_kr.no_grad():
-            for f, arrays, gy in self.nodes:
-                f.forward(*arrays)
-                f.backward(gy)
+            for forward, arrays, backward, gy in self.calls:
+                forward(*arrays)
+                backward(gy)
         self.opt.update()
 
 

@@ -585,6 +585,16 @@ class TorchRun:
                 p -= lr_t * (m / c1) / ((v / c2).sqrt() + EPS_ADAM)
 
 
+def replay_calls(nodes):
+    """``[(forward, input arrays, backward entry, its argument)]`` for ``recorded_nodes``: the
+    entry a ``static_graph`` replay calls, ``backward_arrays`` on the array where the node's
+    class has it (``has_array_rule``), else ``backward`` on the Variable (chosen here, once)."""
+    from dezero_kr.define_and_run.plan import has_array_rule
+    return [(f.forward, arrays, *((f.backward_arrays, gy.data) if has_array_rule(type(f))
+                                  else (f.backward, gy)))
+            for f, arrays, gy in nodes]
+
+
 def recorded_nodes(loss):
     """Every Function of ``loss``'s graph once, as ``(f, its input arrays, a gradient of ones
     for its output)``: what ``rules_alone`` calls."""
@@ -600,22 +610,23 @@ def recorded_nodes(loss):
 
 
 def rules_alone(model, docs, repeat):
-    """Per name, the seconds of the graph's nodes' own ``forward`` and first-order ``backward``
-    called directly on the arrays one step recorded (no ``Function.__call__``, no layers, no
+    """Per name, the seconds of the graph's nodes' own ``forward`` and first-order backward
+    (``replay_calls``: the entry a replay calls) directly on the arrays one step recorded (no ``Function.__call__``, no layers, no
     backprop loop), timed as the steps are (``gc.collect()`` before each): what no dispatch
     could go below.  Returns ``(node count, [seconds per name])``."""
     import dezero_kr
     seconds, count = [], 0
     for tokens in docs:
         n = min(BLOCK, len(tokens) - 1)
-        nodes = recorded_nodes(model.loss(np.array([tokens[:n]]), np.array([tokens[1:n + 1]])))
-        count = len(nodes)
+        calls = replay_calls(recorded_nodes(
+            model.loss(np.array([tokens[:n]]), np.array([tokens[1:n + 1]]))))
+        count = len(calls)
 
         def run():
             with dezero_kr.no_grad():
-                for f, arrays, gy in nodes:
-                    f.forward(*arrays)
-                    f.backward(gy)
+                for forward, arrays, backward, gy in calls:
+                    forward(*arrays)
+                    backward(gy)
         seconds.append(_median_time(run, repeat)[1])
     return count, seconds
 

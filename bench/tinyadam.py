@@ -8,7 +8,11 @@ Contenders, interleaved in one run:
 * ``eager fused``: dezero_kr with the fused update (the default, ``foreach=None``);
 * ``static fused``: the fused step under ``dezero_kr.static_graph`` (replayed);
 * ``NumPy floor``: the same math written by hand on arrays (forward, backward, and
-  Adam over the six parameters one by one, as ``Adam._rule`` writes it).
+  Adam over the six parameters one by one, as ``Adam._rule`` writes it);
+* ``kernels alone``: what a replay cannot do without: each node's own ``forward``
+  and ``backward_arrays`` on the arrays one step recorded, and ``Adam._rule`` once
+  over flat buffers of the six parameters (no dispatch, no leaf stores, no
+  guards, no copies in or out).
 
 All start from the same weights; after the warm-up steps the three dezero_kr runs
 hold the same weights bit for bit and the floor agrees to float32 rounding.  Then
@@ -17,7 +21,8 @@ the update alone: ``Adam.update()`` over the six gradients, loop against fused.
     python -m bench tinyadam [--iters 200] [--repeat 15]
 
 Prints µs per step, the ratios to the eager loop (issue 32's target: static <= 0.5x)
-and to the floor, and the update's µs both ways.
+and to the floor, what the target leaves for everything but the kernels, and the
+update's µs both ways.
 """
 from bench import _timing  # first: one BLAS thread before NumPy loads
 
@@ -112,6 +117,28 @@ def update_only(foreach):
     return optimizer.update
 
 
+def kernels_alone(x, t):
+    """One call of each kernel a replayed step makes, with nothing around them (see the
+    module docstring): the nodes of one recorded step, then Adam's rule on flat buffers."""
+    import dezero_kr
+    import dezero_kr.functions as F
+    from bench.microgpt import recorded_nodes, replay_calls
+    step, model, optimizer = dezero_step_fn(x, t, None)
+    step()
+    calls = replay_calls(recorded_nodes(F.softmax_cross_entropy(model(x), t)))
+    flat = np.concatenate([p.data.ravel() for p in model.params()])
+    grad = np.concatenate([p.grad.data.ravel() for p in model.params()])
+    m, v = np.zeros_like(flat), np.zeros_like(flat)
+
+    def run():
+        with dezero_kr.no_grad():
+            for forward, arrays, backward, gy in calls:
+                forward(*arrays)
+                backward(gy)
+        optimizer._rule(flat, grad, m, v)
+    return run
+
+
 def _block(step, iters):
     def run():
         for _ in range(iters):
@@ -135,6 +162,7 @@ def run(iters=200, repeat=15):
         np.testing.assert_allclose(a.data, d, rtol=1e-4, atol=1e-6)
     samples = _timing.interleave({name: _block(step, iters) for name, step in (
         ('loop', loop), ('fused', fused), ('static', static), ('floor', floor),
+        ('kernels', kernels_alone(x, t)),
         ('update loop', update_only(False)), ('update fused', update_only(None)))}, repeat)
     per_step = {k: statistics.median(v) / iters for k, v in samples.items()}
     to_loop = {k: statistics.median(a / b for a, b in zip(v, samples['loop'])) for k, v in samples.items()}
@@ -151,12 +179,16 @@ def main(argv=None):
     print(f'MLP {IN}-{"-".join(map(str, SIZES))}, batch {BATCH}, float32, Adam, sigmoid '
           f'(median of {args.repeat} x {args.iters} steps; ratios: medians of the paired ratios)')
     names = {'loop': 'eager loop (foreach=False)', 'fused': 'eager fused (default)',
-             'static': 'static_graph fused', 'floor': 'NumPy floor'}
+             'static': 'static_graph fused', 'floor': 'NumPy floor', 'kernels': 'kernels alone'}
     for key, label in names.items():
         print(f'{label:27s} {per_step[key] * 1e6:7.1f} us/step  {to_loop[key]:.3f}x the eager loop  '
               f'{to_floor[key]:.2f}x the floor')
     print(f'static / eager loop = {to_loop["static"]:.3f}x (issue 32 target <= 0.5x); all three '
           f'dezero_kr runs equal bit for bit')
+    left, spent = 0.5 - to_loop['kernels'], to_loop['static'] - to_loop['kernels']
+    print(f'beside the kernels, the target leaves {left:.3f}x the eager loop '
+          f'({left * per_step["loop"] * 1e6:.1f} us) and the replay spends {spent:.3f}x '
+          f'({spent * per_step["loop"] * 1e6:.1f} us): leaf stores, guards, the update\'s checks and copies')
     loop_us, fused_us = per_step['update loop'] * 1e6, per_step['update fused'] * 1e6
     print(f'Adam.update() alone: loop {loop_us:.1f} us, fused {fused_us:.1f} us '
           f'({loop_us / fused_us:.2f}x faster)')

@@ -118,9 +118,10 @@ class SoftmaxCrossEntropy(Function):
     Each row's ``log softmax(x)[i, t_i]`` is ``(x[i, t_i] - m_i) - log s_i`` with ``m_i`` the
     row's max and ``s_i = sum(exp(x[i] - m_i))``: no overflow, and no ``log s_i`` lost next to
     a huge ``m_i`` (DeZero's ``x[i, t_i] - (m_i + log s_i)`` is 0 for the logits ``[1e8, 1e8]``
-    in float32).  dL/dx = (softmax(x) - onehot(t)) (gy / N), the softmax as ``exp(x - m) / s``.
+    in float32).  dL/dx = (softmax(x) - onehot(t)) (gy / N), the softmax as ``exp(x - m) / s``
+    with the forward's ``exp(x - m)`` (kept: (N, C), as PyTorch keeps its log-softmax).
     """
-    __slots__ = ('m', 's')
+    __slots__ = ('m', 's', 'e')
 
     def forward(self, x, t):
         xp = cuda.get_array_module(x)
@@ -128,9 +129,10 @@ class SoftmaxCrossEntropy(Function):
         dtype, x = x.dtype, widen(x)
         m = x.max(axis=1, keepdims=True)
         z = x - m
-        s = xp.exp(z).sum(axis=1, keepdims=True)
+        e = xp.exp(z)
+        s = e.sum(axis=1, keepdims=True)
         loss = -(z[xp.arange(n), t] - xp.log(s)[:, 0]).sum() / n
-        self.m, self.s = m, s  # (N, 1) each: softmax(x) = exp(x - m) / s in the rules
+        self.m, self.s, self.e = m, s, e  # softmax(x) = e / s in the rules
         return rounded_to(loss, dtype)  # a scalar of x's dtype (float32 stays float32)
 
     def _slope(self):
@@ -140,9 +142,8 @@ class SoftmaxCrossEntropy(Function):
         a, = operands(x)
         if isinstance(a, Variable):
             p = softmax(a)
-        else:  # DeZero's softmax: exp(x - m) / s, with the forward's m and s
-            p = cuda.get_array_module(a).exp(widen(a) - self.m)
-            p /= self.s
+            return p - one_hot(t.data, c, p.dtype, cuda.get_array_module(x.data)), 1 / n
+        p = self.e / self.s  # DeZero's softmax exp(x - m) / s, with the forward's exp(x - m)
         return p - one_hot(t.data, c, p.dtype, cuda.get_array_module(x.data)), 1 / n
 
     def backward(self, gy):

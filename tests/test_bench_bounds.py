@@ -108,3 +108,9 @@ def test_tinyadam_checks_its_numbers_and_prints_the_static_ratio():
     assert 0.05 < _ratio(out, 'static / eager loop') < 3  # measured in the run, not a constant
     loop, fused = (float(v) for v in re.search(r'loop (\d+\.\d+) us, fused (\d+\.\d+) us', out).groups())
     assert loop > 0 and fused > 0
+    # the kernels alone, and what the 0.5x target leaves beside them, come from the same run
+    kernels = float(re.search(r'kernels alone .* (\d+\.\d+)x the eager loop', out).group(1))
+    left, spent = (float(v) for v in re.search(
+        r'the target leaves (-?\d+\.\d+)x the eager loop .* spends (-?\d+\.\d+)x', out).groups())
+    assert kernels > 0 and abs(left - (0.5 - kernels)) < 0.0015
+    assert abs(spent - (_ratio(out, 'static / eager loop') - kernels)) < 0.0015
