@@ -1796,3 +1796,53 @@ def test_layer_state_attributes_with_odd_names_are_read_and_written_as_eager():
     eager, static, step = _eager_and_static(make, [(rng.randn(2, 3).astype(np.float32),) for _ in range(5)],
                                             strict=True)
     assert step.stats['replays'] >= 2, step.stats
+
+
+def _grad_body(how):
+    """A step whose own code touches the gradients between backward() and the update (or
+    after it): each way but 'cleargrad' (recorded, replayed) makes gradients a replay would not."""
+    def body(model, opt, x, t):
+        loss = F.softmax_cross_entropy(model(x), t)
+        model.cleargrads() if how != 'none_at_end' else None
+        loss.backward()
+        p = model.l0.W
+        if how == 'inplace':
+            p.grad.data *= 0.5  # the manual scaling of gradient accumulation
+        elif how == 'clip_out':
+            np.clip(p.grad.data, -1e-3, 1e-3, out=p.grad.data)
+        elif how == 'replace_data':
+            p.grad.data = p.grad.data * 0.5
+        elif how == 'replace_variable':
+            p.grad = Variable(np.zeros_like(p.data))
+        elif how == 'none':
+            p.grad = None  # freezing a layer by hand
+        elif how == 'cleargrad':
+            p.cleargrad()
+        opt.update()
+        if how == 'none_at_end':
+            for q in model.params():
+                q.grad = None  # instead of model.cleargrads(): the next call starts from None
+        return loss
+    return body
+
+
+@pytest.mark.parametrize('how', ['inplace', 'clip_out', 'replace_data', 'replace_variable', 'none',
+                                 'none_at_end', 'cleargrad'])
+def test_gradients_changed_by_the_steps_own_code_run_eagerly(how):
+    """The optimizer reads the gradients the step's code left: a replay makes the backward
+    pass's (its code does not run again), so such a step runs eagerly, naming the gradient."""
+    def make():
+        model = MLP((16, 3))
+        return model, O.MomentumSGD(0.1).setup(model)
+    batches = _batches(5)
+    eager = _train(make, _grad_body(how), batches, False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', StaticGraphWarning)
+        static = _train(make, _grad_body(how), batches, True)
+    _assert_same(eager, static)
+    messages = [str(w.message) for w in caught if issubclass(w.category, StaticGraphWarning)]
+    if how == 'cleargrad':
+        assert messages == [] and static['step'].stats['replays'] == 3, (messages, static['step'].stats)
+    else:
+        assert len(messages) == 1 and "the gradient of the parameter 'l0/W'" in messages[0], messages
+        assert static['step'].stats['replays'] == 0

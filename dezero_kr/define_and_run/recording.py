@@ -140,10 +140,12 @@ class Recorder(_hooks.Observer):
         if not self.host_depth:
             self.pass_ = None
             self.sync_rng()
+            self.after_pass()
 
     def on_cleargrad(self, var):
         if not self.host_depth and self.pass_ is None:
             self.events.append(('clear', var))
+            self.cleared(var)
 
     def on_host_call(self, fn, args, kwargs):
         self.host_depth += 1
@@ -169,7 +171,14 @@ class Recorder(_hooks.Observer):
         self.host_result.append(result)
         return result
 
-    # Set by the tracer: plain arrays for the host call, traced ones again after it.
+    # Set by the tracer: plain arrays for the host call, traced ones again after it; the
+    # gradients as a replay leaves them after a backward pass and a cleargrad().
+    def after_pass(self):
+        """Called when a backward pass ended (the tracer copies the gradients)."""
+
+    def cleared(self, var):
+        """Called on a recorded ``var.cleargrad()``."""
+
     def before_host(self):
         """Called before a host operation runs (the tracer makes the parameters plain)."""
 

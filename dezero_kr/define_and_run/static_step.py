@@ -71,9 +71,11 @@ raises ``StaticGraphError`` once the trace is undone: see ``Undo``):
   ``np.bincount``) is reported where it is made;
 * the step changing a plain Python value outside its arguments (a counter on
   a layer), a parameter outside operations and host operations (weight decay
-  by hand after ``opt.update()``), or an argument (``x *= 2``): a replay would
-  not.  Parameters and arguments are compared with copies taken at the start
-  of the trace and after each host operation;
+  by hand after ``opt.update()``), a parameter's gradient (``p.grad.data *=
+  0.5`` or ``p.grad = None`` between ``backward()`` and the update), or an
+  argument (``x *= 2``): a replay would not.  Parameters and arguments are
+  compared with copies taken at the start of the trace and after each host
+  operation, gradients with copies taken after each backward pass too;
 * an array computed from the step's values outside an operation (host NumPy
   code) that reaches an operation as a constant;
 * random numbers drawn outside an operation (the global NumPy RNG moved

@@ -98,6 +98,7 @@ class Tracer:
         self.rec.lazy = {id(p) for p in self.params.values() if p.data is None}
         self.rec.params = self.params
         self.rec.before_host, self.rec.after_host = self.before_host, self.after_host
+        self.rec.after_pass, self.rec.cleared = self.snapshot_grads, self.grad_cleared
 
     def device_array(self):
         """The first argument or parameter of the step on a GPU (described), or None."""
@@ -167,6 +168,33 @@ class Tracer:
             self.originals.pop(id(p), None)
             self.taint_var(p)
         self.snapshot()
+        self.snapshot_grads()
+
+    # The gradients a host operation (the optimizer) reads are those the replay makes: the
+    # backward passes', cleargrad()'s and the host operations' own.  The step's code changing
+    # one (p.grad.data *= 0.5, p.grad = None) makes other ones, which a replay would not.
+    def snapshot_grads(self):
+        """Note each parameter's gradient (its Variable, its array and a copy) as it is now."""
+        self.grad_copies = {}
+        for p in self.params.values():
+            g = p.grad
+            data = None if g is None else g.data
+            self.grad_copies[id(p)] = (g, data, untraced(data).copy() if isinstance(data, np.ndarray) else None)
+
+    def grad_cleared(self, var):
+        if id(var) in self.params:
+            self.grad_copies[id(var)] = (None, None, None)
+
+    def changed_grad(self, p):
+        """Whether ``p``'s gradient is no longer the one noted (another Variable, another array
+        in it, other numbers)."""
+        var, data, copy_ = self.grad_copies.get(id(p), (None, None, None))
+        g = p.grad
+        if g is not var:
+            return True
+        if g is None or g.data is not data:
+            return g is not None
+        return copy_ is not None and not _same_array(untraced(g.data), copy_)
 
     # Parameters change only inside host operations (the optimizer), and the arguments never:
     # a change by the step's own code between them is one a replay would not make.
@@ -185,6 +213,13 @@ class Tracer:
                 self.rec.fail(f'the step changes the parameter {paths.get(id(p), p.name or "")!r} '
                               f'outside an operation {when} (p.data *= ..., p.data = ...): a replay '
                               f'would not')
+        for p in self.params.values():
+            if self.changed_grad(p):
+                paths = paths or param_paths(self.layers)
+                self.rec.fail(f'the step changes the gradient of the parameter '
+                              f'{paths.get(id(p), p.name or "")!r} outside an operation {when} '
+                              f'(p.grad.data *= ..., p.grad = ...): a replay would not; do it in '
+                              f'an optimizer hook or a function of dezero_kr.grad_clip (replayed)')
         for path, t, value, copy_ in self.arg_copies:
             if not _same_array(value.data if t is None else value, copy_):
                 name = arg_names(self.fn, self.args, self.kwargs).get(path[:2], path[1])
@@ -210,6 +245,7 @@ class Tracer:
             if v is not None:
                 self.taint_var(v)
         self.snapshot()
+        self.snapshot_grads()
         self.arg_copies = [(path, t, v, (v.data if t is None else v).copy())
                            for path, t, v in self.arg_arrays
                            if isinstance(v.data if t is None else v, np.ndarray)]
