@@ -1846,3 +1846,144 @@ def test_gradients_changed_by_the_steps_own_code_run_eagerly(how):
     else:
         assert len(messages) == 1 and "the gradient of the parameter 'l0/W'" in messages[0], messages
         assert static['step'].stats['replays'] == 0
+
+
+@pytest.mark.parametrize('change', ['append', 'replace_item'])
+def test_a_list_of_layers_changed_between_calls_is_guarded(change):
+    """MLP's and Sequential's forward walk their ``layers`` list: a layer appended to it or put
+    in place of another between calls is used by the next call (it retraces), as eager."""
+    box = {}
+
+    def make():
+        np.random.seed(0)
+        box['model'] = model = MLP((16, 3))
+        opt = O.SGD(0.1).setup(model)
+
+        def step(x, t):
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        return step
+
+    def change_layers():
+        np.random.seed(7)
+        model = box['model']
+        if change == 'append':
+            model.l2 = layer = L.Linear(3, in_size=3)
+            model.layers.append(layer)
+        else:
+            model.layers[0] = L.Linear(16, in_size=5)  # the old l0 stays an attribute, unused
+    batches = _batches(6, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', StaticGraphWarning)
+        eager, static, step = _eager_and_static(make, batches[:3] + [change_layers] + batches[3:])
+    assert step.stats['replays'] >= 2 and step.stats['eager'] == 0, step.stats
+
+
+class _Schedule:
+    def __init__(self):
+        self.beta = 1.0
+
+
+class _Nested:  # cfg.sched.beta
+    def __init__(self):
+        self.sched = _Schedule()
+
+
+class _Computed:  # a hyperparameter computed by a property from an attribute
+    def __init__(self):
+        self._base = 1.0
+
+    @property
+    def beta(self):
+        return self._base * 1.0
+
+
+class _Lookup:  # a config answering its attributes from a dict (``__getattr__``)
+    def __init__(self):
+        self.__dict__['_values'] = {'beta': 1.0}
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class _Slotted:
+    __slots__ = ('beta',)
+
+    def __init__(self):
+        self.beta = 1.0
+
+
+class _ConfiguredMLP(MLP):
+    def __init__(self, sizes):
+        super().__init__(sizes)
+        self.cfg = _Schedule()
+
+    def forward(self, x):
+        return super().forward(x) * self.cfg.beta  # a layer's config object, read in forward
+
+
+NESTED = _Nested()
+NESTED_HP = {'sched': {'beta': 1.0}}
+HP_LIST = [{'beta': 1.0}]
+COMPUTED, LOOKUP, SLOTTED = _Computed(), _Lookup(), _Slotted()
+
+
+@pytest.mark.parametrize('where', ['object_in_object', 'dict_in_dict', 'dict_in_list', 'layer_config',
+                                   'property', 'getattr_hook', 'slots'])
+def test_values_read_levels_inside_and_computed_are_guarded(where):
+    """A loss weight two levels inside what the step names (``cfg.sched.beta``,
+    ``hp['sched']['beta']``, ``self.cfg.beta`` in a layer's forward), computed by a property
+    or a ``__getattr__``, or held in a ``__slots__`` attribute, changed between calls: the next
+    call uses the new value (it retraces), as eager."""
+    box = {}
+
+    def set_value(v):
+        if where == 'object_in_object':
+            NESTED.sched.beta = v
+        elif where == 'dict_in_dict':
+            NESTED_HP['sched']['beta'] = v
+        elif where == 'dict_in_list':
+            HP_LIST[0]['beta'] = v
+        elif where == 'layer_config':
+            box['model'].cfg.beta = v
+        elif where == 'property':
+            COMPUTED._base = v
+        elif where == 'getattr_hook':
+            LOOKUP._values['beta'] = v
+        else:
+            SLOTTED.beta = v
+    weight = {'object_in_object': lambda: NESTED.sched.beta, 'dict_in_dict': lambda: NESTED_HP['sched']['beta'],
+              'dict_in_list': lambda: HP_LIST[0]['beta'], 'layer_config': lambda: 1.0,
+              'property': lambda: COMPUTED.beta, 'getattr_hook': lambda: LOOKUP.beta,
+              'slots': lambda: SLOTTED.beta}[where]
+
+    def make():
+        np.random.seed(0)
+        box['model'] = model = _ConfiguredMLP((16, 3))
+        opt = O.SGD(0.1).setup(model)
+        set_value(1.0)
+
+        def step(x, t):
+            loss = F.softmax_cross_entropy(model(x) * weight(), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        return step
+    calls = []
+    for i, (x, t) in enumerate(_batches(6, seed=5)):
+        calls += [functools.partial(set_value, 1.0 + i // 3), (x, t)]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('error', StaticGraphWarning)
+            eager, static, step = _eager_and_static(make, calls)
+    finally:
+        set_value(1.0)
+    assert step.stats['replays'] >= 2 and step.stats['eager'] == 0, step.stats
+    assert float(eager[3].data) != float(eager[2].data)

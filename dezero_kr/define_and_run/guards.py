@@ -22,6 +22,7 @@ from dezero_kr.core import Config, Parameter, Variable
 from dezero_kr.frames import is_internal
 from dezero_kr.layers import Layer
 from dezero_kr.define_and_run.shared import MISSING, StepWrapper, Unreplayable
+from dezero_kr.define_and_run.recording import slot_names
 
 
 # =============================================================================
@@ -167,8 +168,11 @@ def _inside(obj, name, names):
         return [(obj, k, 'item', f'{name}[{k!r}]', 'all') for k in list(obj) if k in names]
     if obj.__class__ is list:
         return [(obj, None, 'list', name, 'all')] if len(obj) <= _LIST_ITEMS else []
-    if isinstance(obj, Layer) or _skipped_holder(obj) or not hasattr(obj, '__dict__'):
+    if isinstance(obj, Layer) or _skipped_holder(obj):
         return []
+    if not hasattr(obj, '__dict__'):  # a class with __slots__ (a dataclass(slots=True))
+        slots = () if _library(type(obj)) else slot_names(type(obj))
+        return [(obj, k, 'slot', f'{name}.{k}', 'all') for k in slots if k in names]
     own = vars(obj)
     found = [(obj, k, 'attr', f'{name}.{k}', 'all') for k in list(own) if k in names]
     if isinstance(obj, type) or inspect.ismodule(obj):
@@ -183,38 +187,76 @@ def _inside(obj, name, names):
 
 
 _LIST_ITEMS = 64  # a longer list the step names is not guarded (its items: a data set)
+_DEPTH = 3  # levels inside the objects the code names (hp['sched']['beta'], self.cfg.opt.lr)
+
+
+def _inner_objects(source):
+    """``[(object, description)]`` at a source (the items of a list) that the next level
+    looks inside: not plain values, arrays, Variables, layers (walked as layers) or routines."""
+    holder, key, kind, what, _ = source
+    value = read_value(holder, key, kind)
+    values = list(enumerate(value)) if kind == 'list' else [(None, value)]
+    return [(v, what if i is None else f'{what}[{i}]') for i, v in values
+            if v is not MISSING and not _plain_value(v) and not inspect.isroutine(v)
+            and not isinstance(v, (np.ndarray, Variable, Layer))]
 
 
 def _methods(obj, names):
-    """The user's functions ``obj.<name>`` for ``names`` (a method, a module's function)."""
-    if _skipped_holder(obj) or not hasattr(obj, '__dict__'):
+    """The user's functions ``obj.<name>`` for ``names`` (a method, a module's function, a
+    property's getter) and the class's ``__getattr__`` (a config that computes its attributes)."""
+    if _skipped_holder(obj) or not hasattr(obj, '__dict__') and not hasattr(type(obj), '__slots__'):
         return []
     owners = [obj] if inspect.ismodule(obj) else obj.__mro__ if isinstance(obj, type) else type(obj).__mro__
     funcs = []
     for owner in owners:
         if owner is not object and not _library(owner):
             d = vars(owner)
-            funcs += [getattr(d[n], '__func__', d[n]) for n in names & d.keys()]
+            for n in (names | _COMPUTED) & d.keys():
+                f = d[n]
+                f = f.fget if isinstance(f, property) else getattr(f, '__func__', f)
+                funcs.append(f)
     return [f for f in funcs if inspect.isfunction(f)]
+
+
+_COMPUTED = frozenset({'__getattr__', '__getattribute__'})
 
 
 def value_sources(fn, layers, args=(), kwargs=None):
     """``[(holder, key, kind, description, objects)]``: where the step reads values outside its
     arguments: closure cells and the globals loaded by its code, by the user's functions found
     there (three calls deep) and by its user-defined layers' ``forward``; ``self``; the
-    attributes and dict entries one level inside what is found there that the code names; the
-    layers' attributes.  ``kind``: 'item' (a dict entry), 'attr', 'cell'.  ``objects``: 'all'
+    attributes and dict entries inside what is found there that the code names (``_DEPTH``
+    levels: ``hp['sched']['beta']``); the layers' attributes (and inside those the code names:
+    ``self.cfg.beta``), their lists of sublayers.  ``kind``: 'item' (a dict entry), 'attr',
+    'cell', 'list', 'slot'.  ``objects``: 'all'
     (an object there is guarded by identity: a model or optimizer bound to the name again) or
     'structure' (only sublayers and parameters: a layer's other objects are its state)."""
     found, tops, attrs, consts = _names_of_functions(fn, layers, args, kwargs)
-    for obj, name in tops:  # one level in: the entries and attributes that code names
-        found += _inside(obj, name, attrs | consts)
+    names = attrs | consts
     paths = param_paths(layers)
+    inner = []
     for layer in layers:
         own = [paths[id(v)] for v in vars(layer).values() if isinstance(v, Parameter) and id(v) in paths]
         name = own[0].rpartition('/')[0] if own and '/' in own[0] else type(layer).__name__
-        found += [(layer, k, 'attr', f'{name}.{k}', 'structure') for k in list(vars(layer))
-                  if k not in ('inputs', 'outputs')]
+        here = [(layer, k, 'attr', f'{name}.{k}', 'structure') for k in list(vars(layer))
+                if k not in ('inputs', 'outputs')]
+        found += here
+        inner += [src for src in here if src[1] in names]  # what the code reads: looked inside
+        # a list of sublayers its forward walks (MLP's and Sequential's ``layers``): its items
+        # (``model.layers.append(...)``, ``model.layers[0] = ...`` between calls retrace)
+        found += [(v, None, 'list', f'{name}.{k}', 'all') for k, v in list(vars(layer).items())
+                  if v.__class__ is list and len(v) <= _LIST_ITEMS and any(isinstance(i, Layer) for i in v)]
+    level, seen = [(obj, name, None) for obj, name in tops], set()
+    for _ in range(_DEPTH):  # the entries and attributes that code names, levels in (cfg.opt.lr)
+        for obj, name, source in level:
+            here = _inside(obj, name, names) if id(obj) not in seen else []
+            seen.add(id(obj))
+            if here and source is not None and source[4] == 'structure':  # a layer's config
+                found.append(source[:4] + ('all',))                     # object: by identity
+            found += here
+            inner += here
+        level = [(v, what, src) for src in inner for v, what in _inner_objects(src)]
+        inner = []
     return found
 
 
@@ -296,7 +338,8 @@ def _code_facts(code):
 def read_value(holder, key, kind):
     """The value at ``key`` of ``holder`` now (``kind``: 'item' of a dict, 'attr' of an
     object's own ``__dict__``, 'cell' a closure cell, 'list' the items as a tuple), or
-    ``MISSING`` where there is none (an empty cell, a deleted key)."""
+    ``MISSING`` where there is none (an empty cell or slot, a deleted key).  'slot': an
+    attribute of a class with ``__slots__``."""
     try:
         if kind == 'item':
             return holder.get(key, MISSING)
@@ -304,8 +347,12 @@ def read_value(holder, key, kind):
             return holder.cell_contents
         if kind == 'list':
             return tuple(holder)
+        if kind == 'slot':
+            return getattr(type(holder), key).__get__(holder)
         return holder.__dict__.get(key, MISSING)
     except ValueError:  # an empty cell
+        return MISSING
+    except AttributeError:  # an empty slot
         return MISSING
 
 

@@ -113,6 +113,8 @@ class Plan:
         self.list_checks = [(h, v) for h, _, k, v, _, _ in self.value_guards if k == 'list']
         self.cell_checks = [(h, v, by_value) for h, _, k, v, _, by_value in self.value_guards
                             if k == 'cell']
+        self.slot_checks = [(h, key, v, by_value) for h, key, k, v, _, by_value in self.value_guards
+                            if k == 'slot']
         self.source = self._source()
         paths = [path for _, path in self.arg_paths]
         self.positional = len(paths) if paths == [('args', i) for i in range(len(paths))] else None
@@ -562,6 +564,10 @@ class Plan:
                 return False
         for items, value in self.list_checks:
             if not same_items(items, value):
+                return False
+        for holder, key, value, by_value in self.slot_checks:
+            v = read_value(holder, key, 'slot')
+            if v is not value and not (by_value and same_value(v, value)):
                 return False
         return True
 

@@ -40,10 +40,14 @@ cells, the globals its code names, default arguments, a ``functools.partial``'s
 arguments, a callable object's ``self``, what a ``functools.wraps`` decorator
 or a ``static_graph`` wraps, and the same in the user's functions and methods
 called from there (three calls deep) and in the user's layers' ``forward``;
-one level inside what is found there (the attributes and keys the code names:
-of objects, classes, user modules, dict and object arguments; the class
-attributes an instance reads; the items of a list of up to 64); the layers'
-attributes.  A loss weight annealed between calls retraces; one that changes
+three levels inside what is found there (the attributes and keys the code
+names: of objects, classes, user modules, dict and object arguments, and of
+what those hold: ``cfg.sched.beta``, ``hp['sched']['beta']``; ``__slots__``;
+the class attributes an instance reads; the items of a list of up to 64; what
+a property's getter or a ``__getattr__`` reads); the layers' attributes (and
+inside the ones the code names: ``self.cfg.beta``), and the items of their
+lists of sublayers (``model.layers``).  A
+loss weight annealed between calls retraces; one that changes
 at every call, more than ``max_cache`` traces in a row with no replay
 between, runs the step eagerly with a warning naming it.  Plans are cached per
 signature, at most ``max_cache`` of them (least recently used dropped);
