@@ -1912,6 +1912,14 @@ class _Lookup:  # a config answering its attributes from a dict (``__getattr__``
             raise AttributeError(name) from None
 
 
+class _KeyLookup:  # the same, its __getattr__ raising KeyError (eager never asks another name)
+    def __init__(self):
+        self.__dict__['_values'] = {'beta': 1.0}
+
+    def __getattr__(self, name):
+        return self._values[name]
+
+
 class _Slotted:
     __slots__ = ('beta',)
 
@@ -1931,11 +1939,11 @@ class _ConfiguredMLP(MLP):
 NESTED = _Nested()
 NESTED_HP = {'sched': {'beta': 1.0}}
 HP_LIST = [{'beta': 1.0}]
-COMPUTED, LOOKUP, SLOTTED = _Computed(), _Lookup(), _Slotted()
+COMPUTED, LOOKUP, KEY_LOOKUP, SLOTTED = _Computed(), _Lookup(), _KeyLookup(), _Slotted()
 
 
 @pytest.mark.parametrize('where', ['object_in_object', 'dict_in_dict', 'dict_in_list', 'layer_config',
-                                   'property', 'getattr_hook', 'slots'])
+                                   'property', 'getattr_hook', 'getattr_keyerror', 'slots'])
 def test_values_read_levels_inside_and_computed_are_guarded(where):
     """A loss weight two levels inside what the step names (``cfg.sched.beta``,
     ``hp['sched']['beta']``, ``self.cfg.beta`` in a layer's forward), computed by a property
@@ -1956,12 +1964,14 @@ def test_values_read_levels_inside_and_computed_are_guarded(where):
             COMPUTED._base = v
         elif where == 'getattr_hook':
             LOOKUP._values['beta'] = v
+        elif where == 'getattr_keyerror':
+            KEY_LOOKUP._values['beta'] = v
         else:
             SLOTTED.beta = v
     weight = {'object_in_object': lambda: NESTED.sched.beta, 'dict_in_dict': lambda: NESTED_HP['sched']['beta'],
               'dict_in_list': lambda: HP_LIST[0]['beta'], 'layer_config': lambda: 1.0,
               'property': lambda: COMPUTED.beta, 'getattr_hook': lambda: LOOKUP.beta,
-              'slots': lambda: SLOTTED.beta}[where]
+              'getattr_keyerror': lambda: KEY_LOOKUP.beta, 'slots': lambda: SLOTTED.beta}[where]
 
     def make():
         np.random.seed(0)

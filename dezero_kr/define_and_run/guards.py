@@ -43,7 +43,7 @@ def _reachable(fn, args, kwargs):
 def optimizers_of(fn, args, kwargs):
     """The optimizers the step can reach (``_reachable``), each once."""
     return list({id(o): o for o in _reachable(fn, args, kwargs)
-                 if not isinstance(o, type) and hasattr(o, 'update_one')}.values())
+                 if not isinstance(o, type) and _has(o, 'update_one')}.values())
 
 
 def layers_of(fn, args, kwargs):
@@ -54,7 +54,7 @@ def layers_of(fn, args, kwargs):
         if isinstance(obj, (list, tuple)):
             stack += list(obj)
             continue
-        target = getattr(obj, 'target', None)  # an optimizer: its model
+        target = getattr(obj, 'target', None) if _has(obj, 'target') else None  # an optimizer: its model
         if not isinstance(obj, Layer) and isinstance(target, Layer):
             obj = target
         if isinstance(obj, Layer) and id(obj) not in seen:
@@ -137,7 +137,16 @@ def _skipped_holder(obj):
     """Objects whose attributes are not the step's inputs: functions, the modules and classes
     of libraries (NumPy's, dezero_kr's, the standard library's), and optimizers (their update
     runs again at every replay and reads its own state fresh)."""
-    return inspect.isroutine(obj) or _library(obj) or hasattr(obj, 'update_one')
+    return inspect.isroutine(obj) or _library(obj) or _has(obj, 'update_one')
+
+
+def _has(obj, name):
+    """``hasattr``, False where the object's ``__getattr__`` raises something else than
+    AttributeError (a config answering from a dict with ``KeyError``): the step may never ask."""
+    try:
+        return hasattr(obj, name)
+    except Exception:
+        return False
 
 
 _LIBRARY_DIRS = tuple({os.path.abspath(p) for p in [os.path.dirname(os.__file__)] + [
