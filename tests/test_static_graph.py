@@ -1,6 +1,7 @@
 """static_graph (Define-and-Run): a traced-and-replayed step gives eager's numbers bit for bit,
 and each classic trap of tracing is handled (a naive tracer fails each of these tests)."""
 import functools
+import itertools
 import importlib.util
 import json
 import os
@@ -1997,3 +1998,38 @@ def test_values_read_levels_inside_and_computed_are_guarded(where):
         set_value(1.0)
     assert step.stats['replays'] >= 2 and step.stats['eager'] == 0, step.stats
     assert float(eager[3].data) != float(eager[2].data)
+
+
+@pytest.mark.parametrize('how', ['iterator', 'generator', 'count', 'attribute'])
+def test_a_step_that_draws_from_an_iterator_runs_eagerly(how):
+    """``next(it)`` in the step gives another value at each call; a replay would not call it
+    (the first value frozen, the iterator left behind): the step runs eagerly, naming it."""
+    def values():
+        yield from [1.0, 2.0, 3.0, 4.0, 5.0]
+
+    class Holder:
+        pass
+
+    def make():
+        np.random.seed(0)
+        model = MLP((16, 3))
+        opt = O.SGD(0.1).setup(model)
+        it = {'iterator': iter([1.0, 2.0, 3.0, 4.0, 5.0]), 'generator': values(),
+              'count': itertools.count(1), 'attribute': iter([1.0, 2.0, 3.0, 4.0, 5.0])}[how]
+        holder = Holder()
+        holder.weights = it
+
+        def step(x, t):
+            w = next(holder.weights) if how == 'attribute' else next(it)
+            loss = F.softmax_cross_entropy(model(x) * w, t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+        return step
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', StaticGraphWarning)
+        eager, static, step = _eager_and_static(make, _batches(5, seed=3))
+    messages = [str(w.message) for w in caught if issubclass(w.category, StaticGraphWarning)]
+    assert len(messages) == 1 and 'the step reads the iterator' in messages[0], messages
+    assert step.stats['replays'] == 0, step.stats

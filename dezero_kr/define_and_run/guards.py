@@ -140,6 +140,11 @@ def _skipped_holder(obj):
     return inspect.isroutine(obj) or _library(obj) or _has(obj, 'update_one')
 
 
+def _iterator_object(obj):
+    """An iterator or generator (not a class, a layer or an optimizer): ``next()`` on it changes it."""
+    return not isinstance(obj, (type, Layer)) and _has(type(obj), '__next__') and not _has(obj, 'update_one')
+
+
 def _has(obj, name):
     """``hasattr``, False where the object's ``__getattr__`` raises something else than
     AttributeError (a config answering from a dict with ``KeyError``): the step may never ask."""
@@ -258,6 +263,8 @@ def value_sources(fn, layers, args=(), kwargs=None):
     level, seen = [(obj, name, None) for obj, name in tops], set()
     for _ in range(_DEPTH):  # the entries and attributes that code names, levels in (cfg.opt.lr)
         for obj, name, source in level:
+            if _iterator_object(obj) and id(obj) not in seen:  # next(it) in the step: not replayed
+                found.append((obj, None, 'iterator', name, 'all'))
             here = _inside(obj, name, names) if id(obj) not in seen else []
             seen.add(id(obj))
             if here and source is not None and source[4] == 'structure':  # a layer's config
@@ -358,6 +365,8 @@ def read_value(holder, key, kind):
             return tuple(holder)
         if kind == 'slot':
             return getattr(type(holder), key).__get__(holder)
+        if kind == 'iterator':
+            return holder
         return holder.__dict__.get(key, MISSING)
     except ValueError:  # an empty cell
         return MISSING
@@ -399,6 +408,10 @@ def value_guards(sources, before):
     from None during it is a lazy initialisation)."""
     guards = []
     for (holder, key, kind, what, objects), old in zip(sources, before):
+        if kind == 'iterator':
+            raise Unreplayable(f'the step reads the iterator {what!r} ({type(holder).__name__}: '
+                                f'next() on it gives another value at each call, a replay would '
+                                f'not call it); pass what it yields as an argument')
         new = read_value(holder, key, kind)
         by_value = _plain_value(new) or new is MISSING
         if not by_value and (objects == 'structure' and not isinstance(new, (Layer, Parameter))):

@@ -82,6 +82,8 @@ raises ``StaticGraphError`` once the trace is undone: see ``Undo``):
   operation, gradients with copies taken after each backward pass too;
 * an array computed from the step's values outside an operation (host NumPy
   code) that reaches an operation as a constant;
+* an iterator or generator the step reads (``next(it)`` gives another value at
+  each call; a replay would not call it);
 * random numbers drawn outside an operation (the global NumPy RNG moved
   between two operations, or Python's ``random`` module during the step).  A
   trace that created lazily initialised parameters (whose draws are not
