@@ -13,7 +13,8 @@ None) works; in DeZero it crashed the update.  State arrays (momenta, Adam's
 ``m``/``v``) have the parameter's dtype and device.  They are keyed by
 parameter path in ``state_dict()`` / ``save(path)``, so a checkpoint restores
 into a freshly built model (``load_state_dict`` / ``load``), and a resumed run
-matches an uninterrupted one exactly.
+matches an uninterrupted one exactly.  When ``param.data`` is replaced by an
+array of another dtype or device the state follows it (another shape raises).
 
 Fused update (``foreach``): every optimizer here writes its rule once, on
 arrays (``_rule(p, g, *state)``).  ``update_one`` applies it to one parameter;
@@ -24,7 +25,8 @@ copied back into each ``param.data``, which keeps its identity; the state
 lives in the buffers).  The rule is elementwise, so every element goes through
 the same IEEE operations as in the loop: the numbers are the same bit for
 bit.  ``foreach=False`` keeps the per-parameter loop, and so does any class
-that overrides ``update_one`` (DeZero-style optimizers) or ``_rule``.
+that overrides ``update_one`` (DeZero-style optimizers), ``_rule`` or a method
+the rule uses (``_rule_parts``).
 
 Learning-rate schedules are hooks too (``WarmupCosine``): they set the
 optimizer's learning-rate attribute from ``optimizer.t`` before each update.
@@ -62,6 +64,9 @@ class Optimizer:
     lr_name = 'lr'
     hyperparams = ()
     slots = ()
+    # the methods the rule is made of besides _rule: one a subclass overrides outside this module
+    # (not elementwise, or other first values of the state) makes the class use the loop
+    _rule_parts = ('_slot',)
     # foreach=None groups only parameters of at most this many elements, where the copies
     # in and out cost less than the calls they save (measured per class: bench/README.md, tinyadam)
     _flat_max_size = 4096
@@ -97,14 +102,19 @@ class Optimizer:
     @property
     def fused(self):
         """Whether ``update`` uses the flat groups: ``foreach`` is not False and the class
-        keeps this module's ``update_one`` and its own ``_rule`` (a subclass that overrides
-        either, e.g. a DeZero-style ``update_one``, is updated parameter by parameter)."""
+        keeps this module's ``update_one``, its own ``_rule`` and the methods that rule uses
+        (``_rule_parts``: ``_slot``, AdaGrad's ``_accumulate``, AdamW's ``_adamw_rule``); a
+        subclass that overrides one of them, e.g. a DeZero-style ``update_one``, is updated
+        parameter by parameter."""
         foreach = getattr(self, 'foreach', None)
         cls = type(self)
-        if foreach is False or foreach is None and not cls._flat_max_size:
+        if foreach is False or foreach is None and not cls._flat_max_size or cls._rule is Optimizer._rule \
+                or cls.update_one is not Optimizer.update_one or cls._rule.__module__ != __name__:
             return False
-        return cls.update_one is Optimizer.update_one and cls._rule.__module__ == __name__ \
-            and cls._rule is not Optimizer._rule
+        for name in cls._rule_parts:
+            if getattr(getattr(cls, name), '__module__', None) != __name__:
+                return False
+        return True
 
     @host_operation  # static_graph re-runs the whole update (see dezero_kr.hooks)
     def update(self):
@@ -141,9 +151,12 @@ class Optimizer:
         for param in plan.update(self, params) if plan.groups else params:
             self.update_one(param)
 
+    def _path(self, param):
+        return next((k for k, q in self._params_by_key().items() if q is param), param.name)
+
     def _refuse_read_only(self, param):
-        path = next((k for k, q in self._params_by_key().items() if q is param), param.name)
-        raise ValueError(f'{type(self).__name__}.update: parameter {path!r} (shape {param.data.shape}) '
+        raise ValueError(f'{type(self).__name__}.update: parameter {self._path(param)!r} '
+                         f'(shape {param.data.shape}) '
                          f'holds a read-only array, which the update cannot change in place; give it '
                          f'a writable copy (param.data = param.data.copy())')
 
@@ -171,7 +184,8 @@ class Optimizer:
         self.hooks.append(f)
 
     def _slot(self, param, name):
-        """The state array ``name`` of ``param`` (zeros like ``param.data`` on first use)."""
+        """The state array ``name`` of ``param``: zeros like ``param.data`` on first use, else
+        the array kept, in the parameter's dtype and array module (``_conformed``)."""
         state = self._state.get(param)
         if state is None:
             state = self._state[param] = {}
@@ -179,7 +193,29 @@ class Optimizer:
         if a is None:
             a = state[name] = cuda.get_array_module(param.data).zeros_like(param.data)
             self._state_version += 1
+            return a
+        data = param.data
+        if a.dtype is not data.dtype or a.shape != data.shape or a.__class__ is not data.__class__:
+            # (``is not`` on the dtypes: NumPy's are singletons, an equal other one is kept below)
+            b = self._conformed(param, name, a)
+            if b is not a:
+                a = state[name] = b
+                self._state_version += 1
         return a
+
+    def _conformed(self, param, name, a):
+        """State array ``a`` of ``param`` converted to its dtype and array module, which change
+        when ``param.data`` is replaced (``astype``, a device move), as the fused groups do.
+        Another shape raises ``ValueError`` naming the parameter: the state cannot follow it."""
+        data = param.data
+        if a.shape != data.shape:
+            raise ValueError(f'{type(self).__name__}.update: parameter {self._path(param)!r} has shape '
+                             f'{data.shape} but its state {name!r} has shape {a.shape} (its array was '
+                             f'replaced by one of another shape); use a new optimizer for it')
+        xp = cuda.get_array_module(data)
+        if cuda.get_array_module(a) is not xp:
+            a = cuda.as_numpy(a) if xp is np else xp.asarray(a)
+        return a if a.dtype == data.dtype else a.astype(data.dtype)
 
     # --- saving and restoring state -----------------------------------------------
     def _params_by_key(self):
@@ -528,17 +564,17 @@ class _FlatGroup:
                 slots = state[self.params[i]] = {}
             for name in opt.slots:
                 if slots.get(name) is None or slots[name] is not views.get(name):
-                    self._install(name, i, slots)
+                    self._install(opt, name, i, slots)
         if (a, b) == (0, len(self.params)):
             self.synced = (state, version)
 
-    def _install(self, name, i, slots):
+    def _install(self, opt, name, i, slots):
         buf = self.state.get(name)
         if buf is None:
             buf = self.state[name] = self.xp.zeros_like(self.flat)
         view = self.views[i][name] = self._view(buf, i)
         current = slots.get(name)
-        view[...] = 0 if current is None else current
+        view[...] = 0 if current is None else opt._conformed(self.params[i], name, current)
         slots[name] = view
 
 
@@ -591,6 +627,7 @@ class AdaGrad(Optimizer):
     """
     hyperparams = ('lr', 'eps')
     slots = ('h',)
+    _rule_parts = Optimizer._rule_parts + ('_accumulate',)
 
     def __init__(self, lr=0.001, eps=1e-8, *, foreach=None):
         super().__init__(foreach=foreach)
@@ -708,6 +745,7 @@ class AdamW(Adam):
     parameter that had no gradient on some updates (it was skipped there).
     """
     hyperparams = Adam.hyperparams + ('weight_decay',)
+    _rule_parts = Adam._rule_parts + ('_adamw_rule',)
 
     def __init__(self, alpha=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, *, foreach=None):
         super().__init__(alpha, beta1, beta2, eps, foreach=foreach)

@@ -422,3 +422,76 @@ def test_a_static_graph_replay_of_the_fused_update_equals_the_eager_loop():
         _assert_same(_arrays(ref, ref_opt), _arrays(model, opt))
     assert step.stats['replays'] >= 3  # the later steps were replays
     assert opt._flat is not None and len(opt._flat.groups) == 1
+
+
+class PerTensorAdaGrad(O.AdaGrad):
+    """Overrides a helper of the built-in rule, not the rule: the sum over the array is no
+    elementwise operation, so a group would mix the parameters."""
+
+    def _accumulate(self, h, g):
+        h += (g * g).sum()
+
+
+class NoDecayForVectorsRule(O.AdamW):
+    def _adamw_rule(self, p, g, m, v, weight_decay):
+        return super()._adamw_rule(p, g, m, v, weight_decay if p.ndim >= 2 else 0.0)
+
+
+class OnesAccumulatorAdaGrad(O.AdaGrad):
+    """PyTorch's initial_accumulator_value, by the state's first value."""
+
+    def _slot(self, param, name):
+        slots = self._state.setdefault(param, {})
+        if name not in slots:
+            slots[name] = np.ones_like(param.data)
+        return slots[name]
+
+
+@pytest.mark.parametrize('cls', [PerTensorAdaGrad, NoDecayForVectorsRule, OnesAccumulatorAdaGrad],
+                         ids=lambda c: c.__name__)
+def test_a_subclass_that_overrides_a_helper_of_the_rule_uses_the_loop(cls):
+    runs = [(m, cls(foreach=f).setup(m)) for f, m in ((False, Net()), (True, Net()))]
+    assert not runs[1][1].fused
+    for step in range(3):
+        for model, opt in runs:
+            _grads(model, step, np.float64)
+            opt.update()
+        _assert_same(_arrays(*runs[0]), _arrays(*runs[1]))
+    assert runs[1][1]._flat is None
+
+
+@pytest.mark.parametrize('new_dtype', [np.float16, np.float64])
+@pytest.mark.parametrize('name', sorted(set(OPTIMIZERS) - {'SGD'}))
+def test_the_state_follows_a_parameter_given_another_dtype(name, new_dtype):
+    """``p.data = p.data.astype(...)`` between updates: the state takes the new dtype in both
+    paths (the fused groups convert it; the loop kept the old dtype and computed in it)."""
+    runs = [(m, OPTIMIZERS[name](foreach=f).setup(m)) for f, m in ((False, Net(np.float32)),
+                                                                   (True, Net(np.float32)))]
+    for step in range(5):
+        for model, opt in runs:
+            if step == 2:
+                for p in model.params():
+                    p.data = p.data.astype(new_dtype)
+            _grads(model, step, new_dtype if step >= 2 else np.float32)
+            opt.update()
+        _assert_same(_arrays(*runs[0]), _arrays(*runs[1]))
+    for model, opt in runs:
+        for p in model.params():
+            assert all(a.dtype == new_dtype for a in opt._state[p].values())
+
+
+@pytest.mark.parametrize('foreach', [False, True])
+@pytest.mark.parametrize('name', sorted(set(OPTIMIZERS) - {'SGD'}))
+def test_a_parameter_given_another_shape_is_refused_naming_it(name, foreach):
+    """The old state cannot follow a new shape: a clear error, never a silent broadcast of it."""
+    model = Net()
+    opt = OPTIMIZERS[name](foreach=foreach).setup(model)
+    for step in range(3):
+        if step == 2:
+            model.b.data = np.ones((4, 3))
+        _grads(model, step, np.float64)
+        if step < 2:
+            opt.update()
+    with pytest.raises(ValueError, match=r"update: parameter 'b' has shape \(4, 3\) but its state '\w+' "
+                                         r"has shape \(3,\)"):
+        opt.update()

@@ -188,6 +188,30 @@ def test_the_fused_update_groups_by_dtype_and_device_and_equals_the_loop(cls):
     assert groups == {(np.dtype(np.float32), cupy), (np.dtype(np.float64), cupy), (np.dtype(np.float32), np)}
 
 
+@pytest.mark.parametrize('foreach', [False, True])
+@pytest.mark.parametrize('cls', OPTIMIZERS[1:], ids=lambda c: c.__name__)
+def test_the_state_follows_a_model_moved_to_the_device_between_updates(cls, foreach):
+    """``model.to_gpu()`` after two updates on the host: the state moves with the parameters
+    (it crashed on host arrays mixed with device ones), the same numbers as on the host."""
+    runs = [(m, cls(foreach=foreach).setup(m)) for m in (_HostAndDevice(), _HostAndDevice())]
+    for m, _ in runs:
+        m.to_cpu()
+    for step in range(4):
+        if step == 2:
+            runs[1][0].to_gpu()
+        for model, opt in runs:
+            rng = np.random.default_rng(step)
+            for _, p in sorted(model.named_params()):
+                g = rng.standard_normal(p.data.shape).astype(p.data.dtype)
+                p.grad = Variable(cuda.get_array_module(p.data).asarray(g))
+            opt.update()
+    (host, host_opt), (dev, dev_opt) = runs
+    for (name, p), (_, q) in zip(sorted(dev.named_params()), sorted(host.named_params())):
+        assert_same(p.data, q.data, name)
+        for slot, a in host_opt._state[q].items():
+            assert_same(dev_opt._state[p][slot], a, f'{name}/{slot}')
+
+
 @pytest.mark.parametrize('clip', [
     lambda ps: grad_clip.clip_grad_norm(ps, 0.5),
     lambda ps: grad_clip.clip_grad_value(ps, 0.01),
